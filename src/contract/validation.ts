@@ -1,0 +1,128 @@
+/**
+ * zod schemas for every value that crosses the TaskStore API. A store parses its arguments here
+ * before touching any state, so bad input fails with `invalid_input` and changes nothing.
+ */
+import { z } from 'zod';
+import { TaskStoreError } from './errors.js';
+import { TASK_STATUSES, type TaskStatus } from './types.js';
+
+/** 1000 years: far beyond any real retention, and still a valid date on every clock involved. */
+export const MAX_TTL_MS = 1000 * 365.25 * 24 * 60 * 60 * 1000;
+export const DEFAULT_TTL_MS = 300_000;
+export const DEFAULT_PAGE_LIMIT = 100;
+export const MAX_PAGE_LIMIT = 1000;
+
+const TASK_ID_PATTERN = /^[0-9a-f]{32}$/;
+
+/**
+ * Any id this package ever issues matches {@link TASK_ID_PATTERN}; anything else names no task, so
+ * stores answer "unknown" for it without a lookup.
+ */
+export function isIssuableTaskId(taskId: string): boolean {
+  return TASK_ID_PATTERN.test(taskId);
+}
+
+/**
+ * Why `value` is not plain JSON, or null when it is. PostgreSQL's jsonb and text cannot hold a NUL
+ * character, so both stores reject it to behave alike.
+ */
+function findJsonProblem(value: unknown, path: (string | number)[], seen: Set<object>): { message: string; path: (string | number)[] } | null {
+  switch (typeof value) {
+    case 'string':
+      return value.includes('\u0000') ? { message: 'strings must not contain NUL characters', path } : null;
+    case 'number':
+      return Number.isFinite(value) ? null : { message: 'numbers must be finite', path };
+    case 'boolean':
+      return null;
+    case 'object': {
+      if (value === null) return null;
+      if (seen.has(value)) return { message: 'value must not be circular', path };
+      const isArray = Array.isArray(value);
+      const prototype = Object.getPrototypeOf(value);
+      if (!isArray && prototype !== Object.prototype && prototype !== null) {
+        return { message: 'objects must be plain JSON objects', path };
+      }
+      seen.add(value);
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes('\u0000')) return { message: 'keys must not contain NUL characters', path };
+        const problem = findJsonProblem(item, [...path, isArray ? Number(key) : key], seen);
+        if (problem) return problem;
+      }
+      seen.delete(value);
+      return null;
+    }
+    default:
+      return { message: `${typeof value} is not a JSON value`, path };
+  }
+}
+
+function plainJson<S extends z.ZodType>(schema: S) {
+  return schema.superRefine((value, ctx) => {
+    const problem = findJsonProblem(value, [], new Set());
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+  });
+}
+
+const jsonValue = plainJson(z.unknown());
+const jsonObject = plainJson(z.record(z.string(), z.unknown()));
+
+const text = z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+
+export const taskIdSchema = z.string();
+export const ownerSchema = text.nullable();
+export const ttlSchema = z.number().int().min(0).max(MAX_TTL_MS);
+export const statusSchema = z.enum(TASK_STATUSES as [TaskStatus, ...TaskStatus[]]);
+export const messageSchema = text.max(16_384).nullish();
+export const metaSchema = jsonObject;
+
+export const createTaskInputSchema = z.strictObject({
+  toolName: text.min(1).max(1024),
+  arguments: jsonValue.optional(),
+  ttlMs: ttlSchema.nullable().optional(),
+  owner: ownerSchema.optional(),
+  pollIntervalMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
+export const callToolResultSchema = plainJson(
+  z.looseObject({
+    content: z.array(z.unknown()),
+    isError: z.boolean().optional(),
+    structuredContent: z.record(z.string(), z.unknown()).optional(),
+    _meta: z.record(z.string(), z.unknown()).optional(),
+  }),
+);
+
+export const jsonRpcErrorSchema = z.strictObject({
+  code: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER),
+  message: text,
+  data: jsonValue.optional(),
+});
+
+const requestKey = text.min(1).max(1024);
+
+export const inputRequestSchema = z.discriminatedUnion('method', [
+  z.strictObject({ method: z.literal('elicitation/create'), params: jsonObject }),
+  z.strictObject({ method: z.literal('sampling/createMessage'), params: jsonObject }),
+  z.strictObject({ method: z.literal('roots/list'), params: jsonObject.optional() }),
+]);
+
+export const inputRequestsSchema = z.record(requestKey, inputRequestSchema);
+export const inputResponsesSchema = z.record(requestKey, jsonObject);
+
+export const listTasksOptionsSchema = z.strictObject({
+  status: statusSchema.optional(),
+  owner: ownerSchema.optional(),
+  cursor: z.string().max(1024).optional(),
+  limit: z.number().int().min(1).max(MAX_PAGE_LIMIT).optional(),
+});
+
+/**
+ * Parses `value` or throws `invalid_input` naming the field: `"requests.approval.method: …"`.
+ */
+export function parse<S extends z.ZodType>(schema: S, value: unknown, field: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const where = [field, ...issue.path.map(String)].join('.');
+  throw new TaskStoreError('invalid_input', `invalid ${where}: ${issue.message}`);
+}

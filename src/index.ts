@@ -1,0 +1,25 @@
+// The public API. Every export here is public: add named exports only, never wildcards.
+export {
+  type TaskStatus,
+  type TaskOwner,
+  type TaskObject,
+  type CallToolResult,
+  type JsonRpcError,
+  type InputRequest,
+  type InputRequests,
+  type InputResponses,
+  type TaskSnapshot,
+  type TaskPresence,
+  type AppliedInputResponses,
+  type TaskResumeContext,
+  type CreateTaskInput,
+  type ListTasksOptions,
+  type TaskPage,
+  type TaskStore,
+  type RetentionLimits,
+  isTerminal,
+  ownerMatches,
+} from './contract/types.js';
+export { CancellationToken } from './contract/cancellation.js';
+export { TaskStoreError, type TaskStoreErrorKind } from './contract/errors.js';
+export { generateTaskId } from './contract/ids.js';
