@@ -8,6 +8,10 @@ export const statusMessages = {
   completed: 'Task completed',
   failed: (error: JsonRpcError) => `Task failed: ${error.message}`,
   cancelled: (reason: string | null | undefined) => (reason == null ? 'Task cancelled' : `Cancelled: ${reason}`),
+  /** The status of a task ended with {@link RETENTION_FAILURE_ERROR} (tower-mcp's RETENTION_FAILURE_STATUS). */
+  retentionFailed: 'Task failed: retention limit exceeded',
+  /** A cancel whose reason is over the payload limit records this instead of the reason. */
+  cancelledOverLimit: 'Task cancelled: retention limit exceeded',
 } as const;
 
 /**
@@ -16,5 +20,5 @@ export const statusMessages = {
  */
 export const RETENTION_FAILURE_ERROR: JsonRpcError = {
   code: -32603,
-  message: 'Task result exceeded the store retention limit',
+  message: 'Task payload exceeded configured retention limits',
 };

@@ -1,0 +1,153 @@
+-- 0001: the task store.
+--
+-- {{schema}} is replaced by the quoted schema name and {{channel}} by the quoted NOTIFY channel
+-- (see src/postgres/schema-name.ts); nothing else is templated.
+--
+-- tasks holds live tasks only and is the table every transition touches, so it stays narrow in
+-- purpose: history, input requests and tombstones live in their own tables.
+
+CREATE SCHEMA IF NOT EXISTS {{schema}};
+
+CREATE TABLE {{schema}}.tasks (
+  task_id             text        PRIMARY KEY CHECK (task_id ~ '^[0-9a-f]{32}$'),
+  owner               text,                       -- NULL: created without a principal; '' is a real owner
+  tool_name           text        NOT NULL CHECK (tool_name <> ''),
+  arguments           jsonb       NOT NULL,
+  status              text        NOT NULL
+                      CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message      text,
+  created_at          timestamptz NOT NULL,
+  last_updated_at     timestamptz NOT NULL,
+  ttl_ms              bigint      CHECK (ttl_ms >= 0),  -- NULL: never expires
+  expires_at          timestamptz,                      -- created_at + ttl_ms, kept for the indexes
+  poll_interval_ms    bigint      CHECK (poll_interval_ms >= 0),
+  meta                jsonb       CHECK (jsonb_typeof(meta) = 'object'),
+  result              jsonb       CHECK (jsonb_typeof(result) = 'object'),
+  error               jsonb       CHECK (jsonb_typeof(error) = 'object'),
+  cancel_requested_at timestamptz,                      -- the last cancelTask, which raises the token
+  awaited             boolean     NOT NULL DEFAULT false, -- a waiter wants a NOTIFY when this task settles
+
+  CHECK ((ttl_ms IS NULL) = (expires_at IS NULL)),
+  CHECK ((status = 'completed') = (result IS NOT NULL)),
+  CHECK ((status = 'failed') = (error IS NOT NULL))
+);
+
+-- Room on each page for HOT updates: most transitions change no indexed column.
+ALTER TABLE {{schema}}.tasks SET (fillfactor = 85, autovacuum_vacuum_scale_factor = 0.05);
+
+-- listTasks pages in (created_at, task_id) order, optionally for one owner.
+CREATE INDEX tasks_created_idx ON {{schema}}.tasks (created_at, task_id);
+CREATE INDEX tasks_owner_created_idx ON {{schema}}.tasks (owner, created_at, task_id);
+-- The reaper finds expired rows.
+CREATE INDEX tasks_expires_idx ON {{schema}}.tasks (expires_at) WHERE expires_at IS NOT NULL;
+
+-- One row per request key a task ever issued. The key is the primary key, so a key can never name
+-- a second request; its state says whether it still waits for an answer or is spent.
+CREATE TABLE {{schema}}.input_requests (
+  task_id     text        NOT NULL REFERENCES {{schema}}.tasks ON DELETE CASCADE,
+  request_key text        NOT NULL CHECK (request_key <> ''),
+  request     jsonb       NOT NULL CHECK (jsonb_typeof(request) = 'object'),
+  state       text        NOT NULL CHECK (state IN ('outstanding', 'answered', 'superseded')),
+  response    jsonb       CHECK (jsonb_typeof(response) = 'object'),
+  issued_at   timestamptz NOT NULL,
+  settled_at  timestamptz,
+
+  PRIMARY KEY (task_id, request_key),
+  CHECK ((state = 'answered') = (response IS NOT NULL)),
+  CHECK ((state = 'outstanding') = (settled_at IS NULL))
+);
+
+-- What is left of an expired task until the retention window closes: enough for taskPresence to
+-- answer "expired" to its owner, and nothing of its content.
+CREATE TABLE {{schema}}.tombstones (
+  task_id       text        PRIMARY KEY,
+  owner         text,
+  expired_at    timestamptz NOT NULL,
+  tombstoned_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- The reaper purges tombstones once their retention window after expiry has passed.
+CREATE INDEX tombstones_expired_idx ON {{schema}}.tombstones (expired_at);
+
+-- Append-only: one row per change of status or status message, written by a trigger so that
+-- changes made in plain SQL are recorded too. Kept until the task is discarded or purged.
+-- No foreign key: a tombstoned task keeps its history until the tombstone is purged.
+CREATE TABLE {{schema}}.task_history (
+  id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  task_id     text        NOT NULL,
+  at          timestamptz NOT NULL,
+  from_status text,                 -- NULL for the creation
+  to_status   text        NOT NULL,
+  message     text
+);
+
+CREATE INDEX task_history_task_idx ON {{schema}}.task_history (task_id, id);
+
+-- Also settles the requests a task still waits on when it reaches a terminal state: they can no
+-- longer be answered, and their keys stay spent.
+CREATE FUNCTION {{schema}}.record_task_transition() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.status IN ('completed', 'failed', 'cancelled')
+     AND OLD.status IN ('working', 'input_required') THEN
+    UPDATE {{schema}}.input_requests
+       SET state = 'superseded', settled_at = NEW.last_updated_at
+     WHERE task_id = NEW.task_id AND state = 'outstanding';
+  END IF;
+  INSERT INTO {{schema}}.task_history (task_id, at, from_status, to_status, message)
+  VALUES (
+    NEW.task_id,
+    NEW.last_updated_at,
+    CASE WHEN TG_OP = 'UPDATE' THEN OLD.status END,
+    NEW.status,
+    NEW.status_message
+  );
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER tasks_record_creation
+  AFTER INSERT ON {{schema}}.tasks
+  FOR EACH ROW EXECUTE FUNCTION {{schema}}.record_task_transition();
+
+CREATE TRIGGER tasks_record_transition
+  AFTER UPDATE ON {{schema}}.tasks
+  FOR EACH ROW
+  WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.status_message IS DISTINCT FROM NEW.status_message)
+  EXECUTE FUNCTION {{schema}}.record_task_transition();
+
+-- NOTIFY is a hint that a task changed in a way another instance may care about; receivers re-read
+-- the row. The payload is "<event>:<task_id>". NOTIFY takes a database-wide lock at commit, so a
+-- settled status is announced only when a waiter asked for it (awaited).
+CREATE FUNCTION {{schema}}.announce_task_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  event text;
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    event := 'deleted';
+  ELSIF NEW.cancel_requested_at IS DISTINCT FROM OLD.cancel_requested_at THEN
+    event := 'cancelled';
+  ELSIF NEW.expires_at IS DISTINCT FROM OLD.expires_at THEN
+    event := 'ttl';
+  ELSE
+    event := 'status';
+  END IF;
+  PERFORM pg_notify({{channel}}, event || ':' || CASE WHEN TG_OP = 'DELETE' THEN OLD.task_id ELSE NEW.task_id END);
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER tasks_announce_change
+  AFTER UPDATE ON {{schema}}.tasks
+  FOR EACH ROW
+  WHEN (
+    (NEW.awaited AND OLD.status IS DISTINCT FROM NEW.status AND NEW.status <> 'working')
+    OR OLD.cancel_requested_at IS DISTINCT FROM NEW.cancel_requested_at
+    OR OLD.expires_at IS DISTINCT FROM NEW.expires_at
+  )
+  EXECUTE FUNCTION {{schema}}.announce_task_change();
+
+CREATE TRIGGER tasks_announce_deletion
+  AFTER DELETE ON {{schema}}.tasks
+  FOR EACH ROW EXECUTE FUNCTION {{schema}}.announce_task_change();

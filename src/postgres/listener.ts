@@ -1,0 +1,146 @@
+/**
+ * One LISTEN connection per store instance, kept alive against silent failures: TCP keepalive, a
+ * heartbeat that checks the LISTEN is still registered, and reconnection with jittered backoff.
+ *
+ * NOTIFY is only a hint. Whoever subscribes with `onListening` re-reads what it cares about every
+ * time the listener (re)connects, because notifications sent while it was down are lost.
+ */
+import pg from 'pg';
+import { quoteIdentifier } from './schema-name.js';
+
+export type ListenerState = 'connecting' | 'listening' | 'reconnecting' | 'closed';
+
+export interface ListenerStateChange {
+  state: ListenerState;
+  /** Why the connection was lost or could not be made (`reconnecting` only). */
+  error?: Error;
+  /** The wait before the next attempt (`reconnecting` only). */
+  retryInMs?: number;
+}
+
+export interface NotificationListenerOptions {
+  clientConfig: pg.ClientConfig;
+  channel: string;
+  /** How often to check that the LISTEN is still registered. Default 15 s. */
+  heartbeatMs?: number;
+  /** Reconnection backoff: full jitter between 0 and min(maxBackoffMs, minBackoffMs * 2^attempt). */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+export const LISTENER_APPLICATION_NAME = 'mcp-task-store-listener';
+
+export class NotificationListener {
+  private client: pg.Client | null = null;
+  private state: ListenerState = 'connecting';
+  private attempt = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private readonly stateListeners = new Set<(change: ListenerStateChange) => void>();
+  private readonly notificationListeners = new Set<(payload: string) => void>();
+  private readonly heartbeatMs: number;
+  private readonly minBackoffMs: number;
+  private readonly maxBackoffMs: number;
+
+  constructor(private readonly options: NotificationListenerOptions) {
+    this.heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.minBackoffMs = options.minBackoffMs ?? 100;
+    this.maxBackoffMs = options.maxBackoffMs ?? 10_000;
+  }
+
+  get isListening(): boolean {
+    return this.state === 'listening';
+  }
+
+  onStateChange(callback: (change: ListenerStateChange) => void): () => void {
+    this.stateListeners.add(callback);
+    return () => this.stateListeners.delete(callback);
+  }
+
+  onNotification(callback: (payload: string) => void): () => void {
+    this.notificationListeners.add(callback);
+    return () => this.notificationListeners.delete(callback);
+  }
+
+  start(): void {
+    void this.connect();
+  }
+
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.setState({ state: 'closed' });
+    this.clearTimers();
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({
+      ...this.options.clientConfig,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      application_name: LISTENER_APPLICATION_NAME,
+    });
+    this.client = client;
+    client.on('notification', (message) => {
+      if (message.channel !== this.options.channel || message.payload === undefined) return;
+      for (const callback of this.notificationListeners) callback(message.payload);
+    });
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, new Error('listener connection ended')));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${quoteIdentifier(this.options.channel)}`);
+    } catch (error) {
+      this.lost(client, error as Error);
+      return;
+    }
+    if (this.client !== client) return;
+    this.attempt = 0;
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(client), this.heartbeatMs).unref();
+    this.setState({ state: 'listening' });
+  }
+
+  /** A LISTEN can vanish without the socket noticing (a pooler, a failover): check it is there. */
+  private async heartbeat(client: pg.Client): Promise<void> {
+    try {
+      const { rows } = await client.query('SELECT 1 FROM pg_listening_channels() AS channel WHERE channel = $1', [
+        this.options.channel,
+      ]);
+      if (rows.length === 0) throw new Error('the LISTEN registration is gone');
+    } catch (error) {
+      this.lost(client, error as Error);
+    }
+  }
+
+  private lost(client: pg.Client, error: Error): void {
+    if (this.client !== client || this.state === 'closed') return;
+    this.client = null;
+    this.clearTimers();
+    client.removeAllListeners('notification');
+    // Keep an error listener: the dying socket may still emit, and an unhandled 'error' would crash.
+    client.on('error', () => {});
+    void client.end().catch(() => {});
+    const ceiling = Math.min(this.maxBackoffMs, this.minBackoffMs * 2 ** this.attempt);
+    const retryInMs = Math.round(Math.random() * ceiling);
+    this.attempt += 1;
+    this.setState({ state: 'reconnecting', error, retryInMs });
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.connect();
+    }, retryInMs).unref();
+  }
+
+  private clearTimers(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.retryTimer = null;
+    this.heartbeatTimer = null;
+  }
+
+  private setState(change: ListenerStateChange): void {
+    this.state = change.state;
+    for (const callback of this.stateListeners) callback(change);
+  }
+}

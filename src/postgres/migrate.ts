@@ -1,0 +1,82 @@
+/**
+ * Applies the numbered SQL files in `migrations/` with Kysely's Migrator. The same provider backs
+ * `kysely.config.ts`, so `npx kysely migrate:latest` and {@link migrate} run identical SQL.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Kysely, Migrator, PostgresDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import pg from 'pg';
+import { toBackendError } from './backend-error.js';
+import { notificationChannel, quoteIdentifier, quoteLiteral, validateSchemaName } from './schema-name.js';
+
+export const MIGRATIONS_DIRECTORY = fileURLToPath(new URL('../../migrations/', import.meta.url));
+
+/** Kysely's bookkeeping tables live in the store's own schema, so two schemas never interfere. */
+export const MIGRATION_TABLE = 'kysely_migration';
+export const MIGRATION_LOCK_TABLE = 'kysely_migration_lock';
+
+/** Fills the two placeholders a migration file may contain. */
+export function renderMigration(source: string, schema: string): string {
+  return source
+    .replaceAll('{{schema}}', quoteIdentifier(schema))
+    .replaceAll('{{channel}}', quoteLiteral(notificationChannel(schema)));
+}
+
+/** Each `NNNN_name.sql` file is one migration, named after the file, applied in name order. */
+export class SqlFileMigrationProvider implements MigrationProvider {
+  constructor(private readonly schema: string, private readonly directory = MIGRATIONS_DIRECTORY) {}
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const files = (await readdir(this.directory)).filter((file) => /^\d{4}_[a-z0-9_]+\.sql$/.test(file)).sort();
+    const migrations: Record<string, Migration> = {};
+    for (const file of files) {
+      const source = renderMigration(await readFile(join(this.directory, file), 'utf8'), this.schema);
+      migrations[file.replace(/\.sql$/, '')] = {
+        // No bound parameters, so pg sends the file as one simple query: every statement in it runs.
+        up: async (db) => {
+          await sql.raw(source).execute(db);
+        },
+      };
+    }
+    return migrations;
+  }
+}
+
+export function createMigrator(db: Kysely<unknown>, schema: string): Migrator {
+  return new Migrator({
+    db,
+    provider: new SqlFileMigrationProvider(schema),
+    migrationTableSchema: schema,
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+  });
+}
+
+export interface MigrateOptions {
+  pool?: pg.Pool;
+  connectionString?: string;
+  /** Default 'mcp_tasks'. */
+  schema?: string;
+}
+
+/**
+ * Applies every pending migration to `schema`. Safe to run from several processes at once: Kysely
+ * takes an advisory lock, and the losers find nothing left to apply. Returns the migrations this
+ * call applied ([] when none were pending).
+ */
+export async function migrate(options: MigrateOptions): Promise<{ applied: string[] }> {
+  const schema = validateSchemaName(options.schema);
+  const ownPool = options.pool ? undefined : new pg.Pool({ connectionString: options.connectionString, max: 1 });
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: options.pool ?? ownPool! }) });
+  try {
+    const { results, error } = await createMigrator(db, schema).migrateToLatest();
+    if (error) throw toBackendError(error, options.connectionString);
+    return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+  } catch (error) {
+    throw toBackendError(error, options.connectionString);
+  } finally {
+    // Destroying Kysely ends the pool it was given, so only do it when the pool is ours.
+    if (ownPool) await db.destroy();
+  }
+}

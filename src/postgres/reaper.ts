@@ -1,0 +1,171 @@
+/**
+ * The reaper: expired tasks become tombstones (owner and expiry kept, content gone), and
+ * tombstones are purged once their retention window after expiry has passed.
+ *
+ * It works in short batches (`FOR UPDATE SKIP LOCKED LIMIT n`) under a statement and lock timeout,
+ * halving the batch after a timeout, so a backlog never blocks live transitions. A transaction
+ * advisory lock per schema keeps to one reaper at a time across every instance; it is released
+ * with the transaction, so a crashed reaper never holds it.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { TaskDatabase } from './tables.js';
+
+export interface ReaperOptions {
+  /** Time between automatic passes. Default 30000. */
+  intervalMs?: number;
+  /** How long a tombstone is kept after the task expired, so taskPresence says `expired`. Default 300000. */
+  tombstoneRetentionMs?: number;
+  /** Rows per batch. Default 1000. */
+  batchSize?: number;
+}
+
+export interface ReaperPass {
+  tombstoned: number;
+  purged: number;
+}
+
+export const REAPER_DEFAULTS = { intervalMs: 30_000, tombstoneRetentionMs: 300_000, batchSize: 1000 } as const;
+const MIN_BATCH_SIZE = 50;
+const STATEMENT_TIMEOUT_MS = 5000;
+const LOCK_TIMEOUT_MS = 1000;
+/** query_canceled (statement_timeout) and lock_not_available (lock_timeout). */
+const TIMEOUT_CODES = new Set(['57014', '55P03']);
+
+export class Reaper {
+  private readonly intervalMs: number | null;
+  private readonly retentionMs: number;
+  private readonly maxBatchSize: number;
+  private batchSize: number;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private stopped = false;
+  private readonly passListeners = new Set<(outcome: ReaperPass | Error) => void>();
+
+  constructor(
+    private readonly db: Kysely<TaskDatabase>,
+    private readonly schema: string,
+    options: Omit<ReaperOptions, 'intervalMs'> & { intervalMs?: number | null },
+  ) {
+    this.intervalMs = options.intervalMs === null ? null : options.intervalMs ?? REAPER_DEFAULTS.intervalMs;
+    this.retentionMs = options.tombstoneRetentionMs ?? REAPER_DEFAULTS.tombstoneRetentionMs;
+    this.maxBatchSize = options.batchSize ?? REAPER_DEFAULTS.batchSize;
+    this.batchSize = this.maxBatchSize;
+  }
+
+  /** Called after every automatic or manual pass with its counts, or with the error that ended it. */
+  onPass(callback: (outcome: ReaperPass | Error) => void): () => void {
+    this.passListeners.add(callback);
+    return () => this.passListeners.delete(callback);
+  }
+
+  /** The first automatic pass runs at once, then one every `intervalMs`. */
+  start(): void {
+    if (this.intervalMs === null) return;
+    const tick = () => {
+      this.timer = null;
+      void this.runOnce()
+        .catch(() => {}) // reported through onPass
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(tick, this.intervalMs!).unref();
+        });
+    };
+    this.timer = setTimeout(tick, 0).unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running?.catch(() => {});
+  }
+
+  runOnce(): Promise<ReaperPass> {
+    const pass = this.pass();
+    this.running = pass;
+    pass.then(
+      (counts) => this.report(counts),
+      (error: Error) => this.report(error),
+    );
+    return pass;
+  }
+
+  private async pass(): Promise<ReaperPass> {
+    const tombstoned = await this.drain((trx, limit) => this.tombstoneBatch(trx, limit));
+    const purged = await this.drain((trx, limit) => this.purgeBatch(trx, limit));
+    return { tombstoned, purged };
+  }
+
+  /** Runs batches until one comes back short, another reaper holds the schema, or we stop. */
+  private async drain(batch: (trx: Transaction<TaskDatabase>, limit: number) => Promise<number>): Promise<number> {
+    let total = 0;
+    while (!this.stopped) {
+      const limit = this.batchSize;
+      let done: number | null;
+      try {
+        done = await this.db.transaction().execute(async (trx) => {
+          await sql`SELECT set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true),
+                           set_config('lock_timeout', ${String(LOCK_TIMEOUT_MS)}, true)`.execute(trx);
+          const { rows } = await sql<{ locked: boolean }>`
+            SELECT pg_try_advisory_xact_lock(hashtextextended(${`mcp-task-store reaper ${this.schema}`}, 0)) AS locked`.execute(trx);
+          return rows[0]!.locked ? batch(trx, limit) : null;
+        });
+      } catch (error) {
+        if (!TIMEOUT_CODES.has((error as { code?: string }).code ?? '')) throw error;
+        this.batchSize = Math.max(MIN_BATCH_SIZE, Math.floor(this.batchSize / 2));
+        continue;
+      }
+      if (done === null) break;
+      total += done;
+      this.batchSize = Math.min(this.maxBatchSize, this.batchSize * 2);
+      if (done < limit) break;
+    }
+    return total;
+  }
+
+  /** Deleting the live row fires the NOTIFY that tells the token's holder to raise it. */
+  private async tombstoneBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+    const { rows } = await sql<{ count: number }>`
+      WITH expired AS (
+        SELECT task_id FROM ${this.table('tasks')}
+         WHERE expires_at <= now()
+         ORDER BY expires_at
+         LIMIT ${limit}
+           FOR UPDATE SKIP LOCKED
+      ), moved AS (
+        DELETE FROM ${this.table('tasks')} AS t USING expired
+         WHERE t.task_id = expired.task_id
+        RETURNING t.task_id, t.owner, t.expires_at
+      ), buried AS (
+        INSERT INTO ${this.table('tombstones')} (task_id, owner, expired_at)
+        SELECT task_id, owner, expires_at FROM moved
+        RETURNING 1
+      )
+      SELECT count(*)::int AS count FROM buried`.execute(trx);
+    return rows[0]!.count;
+  }
+
+  private async purgeBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+    const { rows } = await sql<{ count: number }>`
+      WITH old AS (
+        SELECT task_id FROM ${this.table('tombstones')}
+         WHERE expired_at <= now() - ${this.retentionMs}::float8 * interval '1 millisecond'
+         ORDER BY expired_at
+         LIMIT ${limit}
+           FOR UPDATE SKIP LOCKED
+      ), purged AS (
+        DELETE FROM ${this.table('tombstones')} AS t USING old WHERE t.task_id = old.task_id RETURNING t.task_id
+      ), history AS (
+        DELETE FROM ${this.table('task_history')} WHERE task_id IN (SELECT task_id FROM purged)
+      )
+      SELECT count(*)::int AS count FROM purged`.execute(trx);
+    return rows[0]!.count;
+  }
+
+  private table(name: keyof TaskDatabase) {
+    return sql.table(`${this.schema}.${name}`);
+  }
+
+  private report(outcome: ReaperPass | Error): void {
+    for (const callback of this.passListeners) callback(outcome);
+  }
+}

@@ -1,0 +1,51 @@
+/** Reading task rows: the columns a TaskObject needs and the SQL that decides expiry. */
+import { sql, type Selectable } from 'kysely';
+import type { TaskObject, TaskSnapshot, CallToolResult, JsonRpcError } from '../contract/types.js';
+import type { TasksTable } from './tables.js';
+
+/** A task is live until its deadline, on the database clock, whether or not the reaper has run. */
+export const isLive = sql<boolean>`(expires_at IS NULL OR expires_at > now())`;
+
+export const OPEN_STATUSES = ['working', 'input_required'] as const;
+
+/** Milliseconds left before expiry on the database clock (null: never expires). */
+export const msUntilExpiry = sql<number | null>`(extract(epoch FROM expires_at - now()) * 1000)::float8`.as(
+  'ms_until_expiry',
+);
+
+export const TASK_OBJECT_COLUMNS = [
+  'task_id',
+  'status',
+  'status_message',
+  'created_at',
+  'last_updated_at',
+  'ttl_ms',
+  'poll_interval_ms',
+  'meta',
+] as const;
+
+export type TaskObjectRow = Pick<Selectable<TasksTable>, (typeof TASK_OBJECT_COLUMNS)[number]>;
+
+export function toTaskObject(row: TaskObjectRow): TaskObject {
+  const task: TaskObject = {
+    taskId: row.task_id,
+    status: row.status,
+    createdAt: row.created_at.toISOString(),
+    lastUpdatedAt: row.last_updated_at.toISOString(),
+    ttlMs: row.ttl_ms === null ? null : Number(row.ttl_ms),
+  };
+  if (row.status_message !== null) task.statusMessage = row.status_message;
+  if (row.poll_interval_ms !== null) task.pollIntervalMs = Number(row.poll_interval_ms);
+  if (row.meta !== null) task._meta = row.meta;
+  return task;
+}
+
+export function toSnapshot(
+  row: TaskObjectRow & Pick<Selectable<TasksTable>, 'result' | 'error'>,
+): TaskSnapshot {
+  return {
+    task: toTaskObject(row),
+    result: (row.result as CallToolResult | null) ?? null,
+    error: (row.error as JsonRpcError | null) ?? null,
+  };
+}

@@ -1,0 +1,297 @@
+/**
+ * What this instance watches in the database on behalf of its callers: completion waiters and the
+ * cancellation tokens it handed out. Both are woken by the same mechanism:
+ *
+ *   a NOTIFY for the task, a deadline timer armed from the database's own deadline, or (while the
+ *   listener is down, or in poll-only mode) a slow poll
+ *
+ * and each wake re-reads the rows, because the row is the truth and a notification only a hint.
+ * Re-reads are batched: one query serves every task that woke in the same tick.
+ */
+import { sql, type Kysely } from 'kysely';
+import { CancellationSource, type CancellationToken } from '../contract/cancellation.js';
+import { TaskStoreError } from '../contract/errors.js';
+import { isTerminal, type TaskSnapshot, type TaskStatus } from '../contract/types.js';
+import type { NotificationListener } from './listener.js';
+import type { TaskDatabase } from './tables.js';
+import { isLive, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot } from './task-rows.js';
+
+/** How often waiters and tokens are re-read while notifications cannot be relied on. */
+export const BACKSTOP_POLL_MS = 1000;
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+interface Waiter {
+  resolve(snapshot: TaskSnapshot | null): void;
+  reject(error: unknown): void;
+}
+
+interface TaskState {
+  task_id: string;
+  status: TaskStatus | null;
+  expired: boolean;
+  cancel_requested: boolean;
+  ms_until_expiry: number | null;
+}
+
+export class TaskWatcher {
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly tokens = new Map<string, CancellationSource>();
+  private readonly deadlines = new Map<string, NodeJS.Timeout>();
+  private readonly due = new Set<string>();
+  private recheckScheduled = false;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private rereadFailing = false;
+  private closed = false;
+  private readonly db: Kysely<TaskDatabase>;
+  private readonly schema: string;
+  private readonly listener: NotificationListener | null;
+
+  constructor(options: { db: Kysely<TaskDatabase>; schema: string; listener: NotificationListener | null }) {
+    this.db = options.db;
+    this.schema = options.schema;
+    this.listener = options.listener;
+    this.listener?.onNotification((payload) => {
+      const taskId = payload.slice(payload.indexOf(':') + 1);
+      if (this.isWatching(taskId)) this.recheck(taskId);
+    });
+    // Whatever was announced while the listener was away is found by reading every watched row.
+    this.listener?.onStateChange(({ state }) => {
+      if (state === 'listening') this.recheck(...this.watchedIds());
+      this.updatePolling();
+    });
+  }
+
+  /** Keeps the token `createTask` returns; raised at once if the task is born expired (ttl 0). */
+  holdToken(taskId: string, msUntilExpiry: number | null): CancellationToken {
+    return this.tokenFor(taskId, { cancelRequested: false, msUntilExpiry });
+  }
+
+  /** The token held for the task, or a new one held from now on, raised if it already should be. */
+  tokenFor(taskId: string, state: { cancelRequested: boolean; msUntilExpiry: number | null }): CancellationToken {
+    const held = this.tokens.get(taskId);
+    if (held) return held.token;
+    const source = new CancellationSource();
+    if (state.cancelRequested || (state.msUntilExpiry !== null && state.msUntilExpiry <= 0)) {
+      source.cancel(state.cancelRequested ? 'cancelled' : 'expired');
+      return source.token;
+    }
+    this.tokens.set(taskId, source);
+    this.armDeadline(taskId, state.msUntilExpiry);
+    this.updatePolling();
+    return source.token;
+  }
+
+  /** This instance cancelled the task: raise at once rather than wait for our own NOTIFY. */
+  cancelled(taskId: string): void {
+    this.raiseToken(taskId, 'cancelled');
+  }
+
+  /** This instance moved the task's deadline. */
+  deadlineMoved(taskId: string, msUntilExpiry: number | null): void {
+    if (msUntilExpiry !== null && msUntilExpiry <= 0) this.raiseToken(taskId, 'expired');
+    if (this.isWatching(taskId)) this.recheck(taskId);
+  }
+
+  /** This instance discarded the task: its token is forgotten, not raised; waiters learn it is gone. */
+  discarded(taskId: string): void {
+    this.tokens.delete(taskId);
+    if (this.isWatching(taskId)) this.recheck(taskId);
+    else this.clearDeadline(taskId);
+  }
+
+  async waitForCompletion(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot | null> {
+    let waiter!: Waiter;
+    const settled = new Promise<TaskSnapshot | null>((resolve, reject) => (waiter = { resolve, reject }));
+    const onAbort = () => this.removeWaiter(taskId, waiter, signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    // Register in memory before reading, so a wake between the read and the wait is not lost.
+    this.addWaiter(taskId, waiter);
+    try {
+      // Ask the settling transaction to NOTIFY: only awaited tasks are announced.
+      await this.db
+        .updateTable('tasks')
+        .set({ awaited: true })
+        .where('task_id', '=', taskId)
+        .where('awaited', '=', false)
+        .where('status', 'in', ['working', 'input_required'])
+        .execute();
+      this.recheck(taskId);
+    } catch (error) {
+      this.removeWaiter(taskId, waiter, error);
+    }
+    try {
+      return await settled;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async readSnapshot(taskId: string): Promise<TaskSnapshot | null> {
+    const row = await this.db
+      .selectFrom('tasks')
+      .select([...TASK_OBJECT_COLUMNS, 'result', 'error'])
+      .where('task_id', '=', taskId)
+      .where(isLive)
+      .executeTakeFirst();
+    return row ? toSnapshot(row) : null;
+  }
+
+  /** Pending waits reject; tokens are left as they are; every timer is cleared. */
+  close(): void {
+    this.closed = true;
+    const error = new TaskStoreError('backend', 'the task store was closed while waiting for the task');
+    for (const [taskId, waiters] of this.waiters) for (const waiter of waiters) this.removeWaiter(taskId, waiter, error);
+    for (const timer of this.deadlines.values()) clearTimeout(timer);
+    this.deadlines.clear();
+    this.tokens.clear();
+    this.updatePolling();
+  }
+
+  private isWatching(taskId: string): boolean {
+    return this.waiters.has(taskId) || this.tokens.has(taskId);
+  }
+
+  private watchedIds(): string[] {
+    return [...new Set([...this.waiters.keys(), ...this.tokens.keys()])];
+  }
+
+  private addWaiter(taskId: string, waiter: Waiter): void {
+    const set = this.waiters.get(taskId) ?? new Set();
+    set.add(waiter);
+    this.waiters.set(taskId, set);
+    this.updatePolling();
+  }
+
+  /** Settles a waiter with an error (abort, close, a failed read) and forgets it. */
+  private removeWaiter(taskId: string, waiter: Waiter, error: unknown): void {
+    const set = this.waiters.get(taskId);
+    if (!set?.delete(waiter)) return;
+    if (set.size === 0) this.waiters.delete(taskId);
+    if (!this.isWatching(taskId)) this.clearDeadline(taskId);
+    waiter.reject(error);
+  }
+
+  private resolveWaiters(taskId: string, snapshot: TaskSnapshot | null): void {
+    const set = this.waiters.get(taskId);
+    if (!set) return;
+    this.waiters.delete(taskId);
+    for (const waiter of set) waiter.resolve(snapshot);
+  }
+
+  private raiseToken(taskId: string, reason: 'cancelled' | 'expired'): void {
+    const source = this.tokens.get(taskId);
+    if (!source) return;
+    // A raised token never lowers, so there is nothing left to watch for it.
+    this.tokens.delete(taskId);
+    source.cancel(reason);
+    if (!this.isWatching(taskId)) this.clearDeadline(taskId);
+  }
+
+  private armDeadline(taskId: string, msUntilExpiry: number | null): void {
+    this.clearDeadline(taskId);
+    if (msUntilExpiry === null) return;
+    // The delay comes from the database clock; when it fires, the database decides again.
+    const delay = Math.min(Math.max(Math.ceil(msUntilExpiry), 1), MAX_TIMER_DELAY_MS);
+    this.deadlines.set(taskId, setTimeout(() => this.recheck(taskId), delay).unref());
+  }
+
+  private clearDeadline(taskId: string): void {
+    const timer = this.deadlines.get(taskId);
+    if (timer) clearTimeout(timer);
+    this.deadlines.delete(taskId);
+  }
+
+  /** Queues tasks for a re-read; one query per tick serves them all. */
+  private recheck(...taskIds: string[]): void {
+    if (this.closed) return;
+    for (const id of taskIds) this.due.add(id);
+    if (this.recheckScheduled || this.due.size === 0) return;
+    this.recheckScheduled = true;
+    setImmediate(() => {
+      this.recheckScheduled = false;
+      const ids = [...this.due].filter((id) => this.isWatching(id));
+      this.due.clear();
+      if (ids.length > 0) void this.reread(ids);
+    });
+  }
+
+  private async reread(taskIds: string[]): Promise<void> {
+    const waited = taskIds.filter((id) => this.waiters.has(id));
+    let states: Map<string, TaskState>;
+    let snapshots: Map<string, TaskSnapshot>;
+    try {
+      [states, snapshots] = await Promise.all([this.readStates(taskIds), this.readTerminalSnapshots(waited)]);
+    } catch {
+      // The database is unreachable: the poll (or the next notification) tries again.
+      this.rereadFailing = true;
+      this.updatePolling();
+      return;
+    }
+    this.rereadFailing = false;
+    for (const taskId of taskIds) {
+      const state = states.get(taskId);
+      if (!state) {
+        // Discarded, or purged: nothing left to wait for, and a token with no task is forgotten.
+        this.tokens.delete(taskId);
+        this.resolveWaiters(taskId, null);
+        this.clearDeadline(taskId);
+        continue;
+      }
+      if (state.expired) {
+        this.raiseToken(taskId, 'expired');
+        this.resolveWaiters(taskId, null);
+        this.clearDeadline(taskId);
+        continue;
+      }
+      if (state.cancel_requested) this.raiseToken(taskId, 'cancelled');
+      if (state.status && isTerminal(state.status)) {
+        const snapshot = snapshots.get(taskId);
+        if (snapshot) this.resolveWaiters(taskId, snapshot);
+        else if (this.waiters.has(taskId)) this.recheck(taskId); // settled after the first read
+      }
+      if (this.isWatching(taskId)) this.armDeadline(taskId, state.ms_until_expiry);
+      else this.clearDeadline(taskId);
+    }
+    this.updatePolling();
+  }
+
+  /** Live rows and tombstones of the given tasks, read in one statement (one snapshot). */
+  private async readStates(taskIds: string[]): Promise<Map<string, TaskState>> {
+    const { rows } = await sql<TaskState>`
+      SELECT task_id, status, NOT ${isLive} AS expired, cancel_requested_at IS NOT NULL AS cancel_requested, ${msUntilExpiry}
+        FROM ${sql.table(`${this.schema}.tasks`)} WHERE task_id = ANY(${taskIds}::text[])
+      UNION ALL
+      SELECT task_id, NULL, true, false, NULL
+        FROM ${sql.table(`${this.schema}.tombstones`)} WHERE task_id = ANY(${taskIds}::text[])`.execute(this.db);
+    return new Map(rows.map((row) => [row.task_id, row]));
+  }
+
+  private async readTerminalSnapshots(taskIds: string[]): Promise<Map<string, TaskSnapshot>> {
+    if (taskIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select([...TASK_OBJECT_COLUMNS, 'result', 'error'])
+      .where('task_id', 'in', taskIds)
+      .where('status', 'in', ['completed', 'failed', 'cancelled'])
+      .where(isLive)
+      .execute();
+    return new Map(rows.map((row) => [row.task_id, toSnapshot(row)]));
+  }
+
+  /**
+   * Polls every watched task while notifications cannot be trusted: in poll-only mode, while the
+   * listener is down, or while re-reads fail.
+   */
+  private updatePolling(): void {
+    const needed =
+      !this.closed &&
+      (this.waiters.size > 0 || this.tokens.size > 0) &&
+      (this.listener === null || !this.listener.isListening || this.rereadFailing);
+    if (needed && !this.pollTimer) {
+      this.pollTimer = setInterval(() => this.recheck(...this.watchedIds()), BACKSTOP_POLL_MS).unref();
+    } else if (!needed && this.pollTimer) {
+      clearInterval(this.pollTimer);
+      this.pollTimer = null;
+    }
+  }
+}
