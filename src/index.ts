@@ -23,3 +23,7 @@ export {
 export { CancellationToken } from './contract/cancellation.js';
 export { TaskStoreError, type TaskStoreErrorKind } from './contract/errors.js';
 export { generateTaskId } from './contract/ids.js';
+export { PostgresTaskStore, type PostgresTaskStoreOptions } from './postgres/postgres-task-store.js';
+export { migrate, type MigrateOptions } from './postgres/migrate.js';
+export type { ListenerState, ListenerStateChange } from './postgres/listener.js';
+export type { ReaperOptions, ReaperPass } from './postgres/reaper.js';

@@ -53,7 +53,7 @@ import {
 import { toBackendError } from './backend-error.js';
 import { decodeCursor, encodeCursor } from '../memory/list-cursor.js';
 import { NotificationListener, type ListenerStateChange } from './listener.js';
-import { Reaper, type ReaperOptions } from './reaper.js';
+import { Reaper, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
 import { isLive, msUntilExpiry, OPEN_STATUSES, TASK_OBJECT_COLUMNS, toSnapshot, toTaskObject } from './task-rows.js';
@@ -144,6 +144,14 @@ export class PostgresTaskStore implements TaskStore {
     return this.listener.onStateChange(callback);
   }
 
+  /**
+   * Observes reaper passes, automatic or by hand: their counts, or the error that ended one.
+   * Returns a function that unsubscribes.
+   */
+  onReaperPass(callback: (outcome: ReaperPass | Error) => void): () => void {
+    return this.reaper.onPass(callback);
+  }
+
   /** One reaper pass: expired rows become tombstones, and old tombstones are purged. */
   reapExpired(): Promise<{ tombstoned: number; purged: number }> {
     return this.run(() => this.reaper.runOnce());
@@ -173,7 +181,7 @@ export class PostgresTaskStore implements TaskStore {
       // The quota is a rule over many rows: creations for one owner take turns under an
       // advisory lock, so two concurrent creations cannot both see room for one more task.
       return this.db.transaction().execute(async (trx) => {
-        await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${this.schema}/owner/${owner ?? '\u0000null'}`}, 0))`.execute(trx);
+        await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${this.schema} owner ${JSON.stringify(owner)}`}, 0))`.execute(trx);
         const { rows } = await sql<{ live: number }>`
           SELECT count(*)::int AS live FROM ${this.table('tasks')}
            WHERE ${owner === null ? sql`owner IS NULL` : sql`owner = ${owner}`} AND ${isLive}`.execute(trx);
@@ -545,15 +553,21 @@ export class PostgresTaskStore implements TaskStore {
   async discardTask(taskId: string): Promise<boolean> {
     const id = parse(taskIdSchema, taskId, 'taskId');
     if (!isIssuableTaskId(id)) return false;
-    const { rows } = await this.run(() =>
-      sql<{ removed: number }>`
-        WITH live AS (DELETE FROM ${this.table('tasks')} WHERE task_id = ${id} RETURNING 1),
-             dead AS (DELETE FROM ${this.table('tombstones')} WHERE task_id = ${id} RETURNING 1),
-             history AS (DELETE FROM ${this.table('task_history')} WHERE task_id = ${id})
-        SELECT (SELECT count(*) FROM live)::int + (SELECT count(*) FROM dead)::int AS removed`.execute(this.db),
-    );
+    const discard = () =>
+      this.run(async () => {
+        const { rows } = await sql<{ removed: number }>`
+          WITH live AS (DELETE FROM ${this.table('tasks')} WHERE task_id = ${id} RETURNING 1),
+               dead AS (DELETE FROM ${this.table('tombstones')} WHERE task_id = ${id} RETURNING 1),
+               history AS (DELETE FROM ${this.table('task_history')} WHERE task_id = ${id})
+          SELECT (SELECT count(*) FROM live)::int + (SELECT count(*) FROM dead)::int AS removed`.execute(this.db);
+        return rows[0]!.removed > 0;
+      });
+    // A reaper moving the task to the tombstones while this statement waits for the row leaves it
+    // in neither table as this statement's snapshot sees them. The move happens at most once, so
+    // a second statement, with a fresh snapshot, finds the tombstone.
+    const removed = (await discard()) || (await discard());
     this.watcher.discarded(id);
-    return rows[0]!.removed > 0;
+    return removed;
   }
 
   /**

