@@ -52,6 +52,10 @@ export class NotificationListener {
     return this.state === 'listening';
   }
 
+  get currentState(): ListenerState {
+    return this.state;
+  }
+
   onStateChange(callback: (change: ListenerStateChange) => void): () => void {
     this.stateListeners.add(callback);
     return () => this.stateListeners.delete(callback);

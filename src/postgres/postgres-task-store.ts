@@ -52,7 +52,7 @@ import {
 } from '../contract/validation.js';
 import { toBackendError } from './backend-error.js';
 import { decodeCursor, encodeCursor } from '../memory/list-cursor.js';
-import { NotificationListener, type ListenerStateChange } from './listener.js';
+import { NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
 import { Reaper, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
@@ -133,6 +133,11 @@ export class PostgresTaskStore implements TaskStore {
     this.reaper = new Reaper(this.db, this.schema, options.reaper === false ? { intervalMs: null } : options.reaper ?? {});
     this.listener?.start();
     this.reaper.start();
+  }
+
+  /** Where the listener is now: `disabled` in poll-only mode. Useful for a health check. */
+  get listenerState(): ListenerState | 'disabled' {
+    return this.listener?.currentState ?? 'disabled';
   }
 
   /**
