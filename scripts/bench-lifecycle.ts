@@ -12,11 +12,10 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate, PostgresTaskStore, type TaskStore } from '../src/index.js';
+import { median, parseArgs } from './bench-support.js';
 import { openScriptDatabase } from './database.js';
 
-const args = Object.fromEntries(process.argv.slice(2).map((arg) => arg.replace(/^--/, '').split('=')));
-const SECONDS = Number(args.seconds ?? 3);
-const ROUNDS = Number(args.rounds ?? 3);
+const { seconds: SECONDS, rounds: ROUNDS } = parseArgs({ seconds: 3, rounds: 3 });
 const CONCURRENCIES = [1, 16];
 const POOL_SIZE = 20;
 
@@ -110,11 +109,6 @@ async function main(): Promise<void> {
   await Promise.all([stores.listening.close(), stores.pollOnly.close()]);
   await Promise.all([pools.floor, ...storePools].map((pool) => pool.end()));
   await database.stop();
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 await main();

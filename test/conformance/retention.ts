@@ -1,0 +1,263 @@
+/**
+ * Retention limits. Sizes are UTF-8 bytes of compact JSON and every limit is inclusive. An
+ * oversized completion or failure still ends the task (failed, with a fixed content-free error),
+ * wakes its waiters, and throws retention_limit_exceeded; every other oversized write changes
+ * nothing. maxTasks and maxRetainedBytes run only for targets that enforce them.
+ */
+import { describe, expect, it } from 'vitest';
+import { RETENTION_FAILURE_ERROR } from '../../src/contract/messages.js';
+import type { RetentionLimits, TaskOwner } from '../../src/index.js';
+import {
+  LONG_TTL,
+  ROOTS,
+  accept,
+  ask,
+  capabilities,
+  createTask,
+  elicit,
+  expectStoreError,
+  expectTerminalSnapshot,
+  finish,
+  listAllIds,
+  mustGet,
+  mustSnapshot,
+  observe,
+  outstandingKeys,
+  resultText,
+  sized,
+  sleep,
+  statusOf,
+  useStores,
+  within,
+  type ConformanceTarget,
+} from './harness.js';
+
+const LIMIT = 512;
+const MARKER = 'SECRET-PAYLOAD-MARKER';
+const limits: RetentionLimits = { maxPayloadBytes: LIMIT };
+
+export function retentionConformance(target: ConformanceTarget): void {
+  const caps = capabilities(target);
+
+  describe('retention: payload size', () => {
+    const open = useStores(target);
+
+    it('arguments exactly at maxPayloadBytes are accepted, one byte over is refused and nothing is created', async () => {
+      const store = await open({ limits });
+      const fits = sized(LIMIT, (pad) => ({ note: 'ünïcödé ✓', pad }));
+      const { id } = await createTask(store, { arguments: fits });
+      expect((await store.resumeContext(id))?.arguments).toStrictEqual(fits);
+
+      const over = sized(LIMIT + 1, (pad) => ({ note: 'ünïcödé ✓', pad }));
+      await expectStoreError(createTask(store, { arguments: over }), 'retention_limit_exceeded', 'oversized arguments');
+      expect(await listAllIds(store)).toStrictEqual([id]);
+    });
+
+    it('multi-byte characters are counted as UTF-8 bytes, not as characters', async () => {
+      const store = await open({ limits });
+      // 'é' is one character and two bytes: this value is under the limit in characters but over it in bytes.
+      const wide = { text: 'é'.repeat(LIMIT / 2) };
+      expect(JSON.stringify(wide).length).toBeLessThanOrEqual(LIMIT);
+      expect(Buffer.byteLength(JSON.stringify(wide))).toBeGreaterThan(LIMIT);
+      await expectStoreError(createTask(store, { arguments: wide }), 'retention_limit_exceeded', 'arguments over the limit in bytes');
+      expect(await listAllIds(store)).toStrictEqual([]);
+    });
+
+    it('a result exactly at the limit completes the task', async () => {
+      const store = await open({ limits });
+      const { id } = await createTask(store);
+      const result = sized(LIMIT, (pad) => resultText(pad));
+      expect(await store.completeTask(id, result)).toBe(true);
+      const snapshot = await mustSnapshot(store, id);
+      expect(snapshot.task.status).toBe('completed');
+      expect(snapshot.result).toStrictEqual(result);
+    });
+
+    it('an error exactly at the limit fails the task with it', async () => {
+      const store = await open({ limits });
+      const { id } = await createTask(store);
+      const error = sized(LIMIT, (pad) => ({ code: -32000, message: 'too big', data: { pad } }));
+      expect(await store.failTask(id, error)).toBe(true);
+      expect((await mustSnapshot(store, id)).error).toStrictEqual(error);
+    });
+
+    for (const how of ['completeTask', 'failTask'] as const) {
+      it(`an oversized ${how} payload fails the task with the fixed error, wakes waiters, and throws`, async () => {
+        const store = await open({ limits });
+        const { id } = await createTask(store);
+        await store.requireInput(id, ask('k'));
+        const waiter = store.waitForCompletion(id);
+        await sleep(10);
+
+        const call =
+          how === 'completeTask'
+            ? store.completeTask(id, sized(LIMIT + 1, (pad) => resultText(MARKER + pad)))
+            : store.failTask(id, sized(LIMIT + 1, (pad) => ({ code: -32000, message: MARKER, data: pad })));
+        await expectStoreError(call, 'retention_limit_exceeded', `oversized ${how}`);
+
+        const woken = expectTerminalSnapshot(await within('the waiter waking', waiter), 'failed');
+        const snapshot = await mustSnapshot(store, id);
+        for (const seen of [woken, snapshot]) {
+          expect(seen.task.status).toBe('failed');
+          expect(seen.error).toStrictEqual(RETENTION_FAILURE_ERROR);
+          expect(seen.result).toBeNull();
+          expect(JSON.stringify(seen), 'the rejected payload was retained').not.toContain(MARKER);
+          expect(seen.task.statusMessage?.startsWith('Task failed')).toBe(true);
+        }
+        expect(await store.outstandingInputRequests(id)).toStrictEqual({});
+        // It is terminal now, like any failed task.
+        expect(await store.completeTask(id, resultText('small'))).toBe(false);
+        expect(await store.failTask(id, { code: 1, message: 'small' })).toBe(false);
+        expect(await store.waitForCompletion(id)).toStrictEqual(snapshot);
+      });
+    }
+
+    it('meta exactly at the limit is stored; one byte over is refused and the old meta stays', async () => {
+      const store = await open({ limits });
+      const { id } = await createTask(store);
+      const fits = sized(LIMIT, (pad) => ({ pad }));
+      expect(await store.setTaskMeta(id, fits)).toBe(true);
+      expect((await mustGet(store, id))._meta).toStrictEqual(fits);
+      const before = await observe(store, [id]);
+      await expectStoreError(store.setTaskMeta(id, sized(LIMIT + 1, (pad) => ({ pad }))), 'retention_limit_exceeded', 'oversized meta');
+      expect(await observe(store, [id])).toStrictEqual(before);
+      expect(await statusOf(store, id)).toBe('working');
+    });
+
+    it('each input request is measured on its own: one at the limit parks the task, one byte over changes nothing', async () => {
+      const store = await open({ limits });
+      const { id } = await createTask(store);
+      const fits = sized(LIMIT, (pad) => elicit(pad));
+      // Several requests each at the limit: the limit is per request, not per call.
+      expect(await store.requireInput(id, { a: fits, b: fits })).toBe(true);
+      expect(await store.outstandingInputRequests(id)).toStrictEqual({ a: fits, b: fits });
+
+      const { id: other } = await createTask(store);
+      const before = await observe(store, [other]);
+      await expectStoreError(
+        store.requireInput(other, { big: sized(LIMIT + 1, (pad) => elicit(pad)), small: ROOTS }),
+        'retention_limit_exceeded',
+        'an oversized input request',
+      );
+      expect(await observe(store, [other])).toStrictEqual(before);
+      // The refused keys were never issued, so they are still free.
+      expect(await store.requireInput(other, { big: ROOTS, small: ROOTS })).toBe(true);
+    });
+
+    it('each input response is measured on its own: one at the limit is accepted, one byte over changes nothing', async () => {
+      const store = await open({ limits });
+      const { id } = await createTask(store);
+      await store.requireInput(id, ask('a', 'b', 'c'));
+      const fits = sized(LIMIT, (pad) => accept({ pad }));
+      expect(await store.applyInputResponses(id, { a: fits })).toStrictEqual({
+        accepted: ['a'],
+        ignored: [],
+        stillOutstanding: ['b', 'c'],
+        complete: false,
+      });
+      const before = await observe(store, [id]);
+      await expectStoreError(
+        store.applyInputResponses(id, { b: sized(LIMIT + 1, (pad) => accept({ pad })), c: accept() }),
+        'retention_limit_exceeded',
+        'an oversized input response',
+      );
+      expect(await observe(store, [id])).toStrictEqual(before);
+      expect(await outstandingKeys(store, id)).toStrictEqual(['b', 'c']);
+      expect(await store.inputResponses(id)).toStrictEqual({ a: fits });
+    });
+
+    it('the default maxPayloadBytes is 4 MiB, inclusive', async () => {
+      const store = await open();
+      const limit = 4 * 1024 * 1024;
+      const { id } = await createTask(store, { arguments: sized(limit, (pad) => ({ pad })) });
+      expect(await statusOf(store, id)).toBe('working');
+      await expectStoreError(createTask(store, { arguments: sized(limit + 1, (pad) => ({ pad })) }), 'retention_limit_exceeded', '4 MiB + 1');
+      expect(await listAllIds(store)).toStrictEqual([id]);
+    });
+
+    it('limits that are not positive integers are refused with invalid_input', async () => {
+      await expectStoreError(open({ limits: { maxPayloadBytes: 0 } }), 'invalid_input', 'maxPayloadBytes 0');
+      await expectStoreError(open({ limits: { maxPayloadBytes: 1.5 } }), 'invalid_input', 'maxPayloadBytes 1.5');
+      await expectStoreError(open({ limits: { maxTasksPerOwner: -1 } }), 'invalid_input', 'maxTasksPerOwner -1');
+    });
+  });
+
+  describe('retention: tasks per owner', () => {
+    const open = useStores(target);
+
+    it('each owner has its own quota; null owners share one, and "" is an owner of its own', async () => {
+      const store = await open({ limits: { maxTasksPerOwner: 2 } });
+      const owners: TaskOwner[] = ['alice', 'bob', null, ''];
+      for (const owner of owners) {
+        await createTask(store, { owner });
+        await createTask(store, { owner });
+      }
+      const before = (await listAllIds(store)).sort();
+      expect(before).toHaveLength(8);
+      for (const owner of owners) {
+        await expectStoreError(createTask(store, { owner }), 'retention_limit_exceeded', `a third task for ${String(owner)}`);
+      }
+      expect((await listAllIds(store)).sort()).toStrictEqual(before);
+    });
+
+    it('finished tasks count; expired and discarded ones do not', async () => {
+      const store = await open({ limits: { maxTasksPerOwner: 2 } });
+      const first = await createTask(store, { owner: 'alice' });
+      const second = await createTask(store, { owner: 'alice' });
+      await finish(store, first.id, 'complete');
+      await finish(store, second.id, 'cancel');
+      await expectStoreError(createTask(store, { owner: 'alice' }), 'retention_limit_exceeded', 'over quota with finished tasks');
+
+      // An expired task, even one the store still holds, no longer counts.
+      expect(await store.setTtl(first.id, 0)).toBe(true);
+      expect(await store.taskPresence(first.id)).toStrictEqual({ state: 'expired', owner: 'alice' });
+      const third = await createTask(store, { owner: 'alice', ttlMs: LONG_TTL });
+      await expectStoreError(createTask(store, { owner: 'alice' }), 'retention_limit_exceeded', 'back at the quota');
+
+      expect(await store.discardTask(third.id)).toBe(true);
+      await createTask(store, { owner: 'alice' });
+      await expectStoreError(createTask(store, { owner: 'alice' }), 'retention_limit_exceeded', 'back at the quota');
+    });
+  });
+
+  if (caps.maxTasks) {
+    describe('retention: total task count', () => {
+      const open = useStores(target);
+
+      it('maxTasks refuses a task beyond the limit until one is discarded or purged', async () => {
+        const store = await open({ limits: { maxTasks: 3 }, tombstoneRetentionMs: 0 });
+        const ids = [(await createTask(store)).id, (await createTask(store, { owner: 'a' })).id, (await createTask(store, { owner: 'b' })).id];
+        await expectStoreError(createTask(store, { owner: 'c' }), 'retention_limit_exceeded', 'a fourth task');
+        expect((await listAllIds(store)).sort()).toStrictEqual([...ids].sort());
+
+        expect(await store.discardTask(ids[0]!)).toBe(true);
+        const replacement = await createTask(store);
+        await expectStoreError(createTask(store), 'retention_limit_exceeded', 'full again');
+
+        expect(await store.setTtl(replacement.id, 0)).toBe(true);
+        await store.reapExpired();
+        await sleep(5);
+        await store.reapExpired();
+        expect(await store.taskPresence(replacement.id)).toStrictEqual({ state: 'missing' });
+        await createTask(store);
+      });
+    });
+  }
+
+  if (caps.maxRetainedBytes) {
+    describe('retention: total retained bytes', () => {
+      const open = useStores(target);
+
+      it('maxRetainedBytes refuses a task that would take the store over, until space is freed', async () => {
+        const store = await open({ limits: { maxRetainedBytes: 2_048, maxPayloadBytes: 1_500 } });
+        const payload = sized(1_200, (pad) => ({ pad }));
+        const first = await createTask(store, { arguments: payload });
+        await expectStoreError(createTask(store, { arguments: payload }), 'retention_limit_exceeded', 'a second large task');
+        expect(await listAllIds(store)).toStrictEqual([first.id]);
+        expect(await store.discardTask(first.id)).toBe(true);
+        const second = await createTask(store, { arguments: payload });
+        expect(await listAllIds(store)).toStrictEqual([second.id]);
+      });
+    });
+  }
+}
