@@ -1,15 +1,21 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import { migrate, PostgresTaskStore } from '../src/index.js';
+import { PostgresTaskStore } from '../src/index.js';
+import { MIGRATIONS_DIRECTORY, renderMigration } from '../src/postgres/migrate.js';
 import { runTaskStoreConformance } from './conformance/task-store-conformance.js';
 import { useTestDatabase } from './support/test-database.js';
 
 const database = useTestDatabase();
 let pool: pg.Pool;
 let schemas = 0;
+let migrationSql: string[];
 
-beforeAll(() => {
+beforeAll(async () => {
   pool = new pg.Pool({ connectionString: database.connectionString, max: 20 });
+  const files = (await readdir(MIGRATIONS_DIRECTORY)).filter((file) => file.endsWith('.sql')).sort();
+  migrationSql = await Promise.all(files.map((file) => readFile(join(MIGRATIONS_DIRECTORY, file), 'utf8')));
 });
 afterAll(async () => {
   await pool.end();
@@ -17,10 +23,11 @@ afterAll(async () => {
 
 runTaskStoreConformance({
   name: 'PostgresTaskStore',
-  // A fresh schema per store: every test starts from empty tables.
+  // A fresh schema per store: every test starts from empty tables. The migration files run
+  // directly, without the migrator's bookkeeping, which test/postgres-migrations.test.ts covers.
   createStore: async ({ defaultTtlMs, limits, tombstoneRetentionMs } = {}) => {
     const schema = `conformance_${++schemas}`;
-    await migrate({ pool, schema });
+    for (const source of migrationSql) await pool.query(renderMigration(source, schema));
     const store = new PostgresTaskStore({
       pool,
       schema,

@@ -45,8 +45,8 @@ import {
 } from '../contract/validation.js';
 import { scheduleRepeating } from './deadline-timer.js';
 import { EffectQueue } from './effect-queue.js';
-import { cloneJson, jsonBytes, sameJson, sortedKeys } from './json.js';
-import { comparePositions, decodeCursor, encodeCursor } from './list-cursor.js';
+import { cloneJson, jsonBytes, sameJson, sortedKeys } from '../contract/json.js';
+import { comparePositions, decodeCursor, encodeCursor } from '../contract/list-cursor.js';
 import {
   ownerQuotaExceeded,
   resolveLimits,

@@ -14,7 +14,7 @@ import type {
   TaskSnapshot,
   TaskStatus,
 } from '../contract/types.js';
-import { cloneJson } from './json.js';
+import { cloneJson } from '../contract/json.js';
 import type { CancelDeadline } from './deadline-timer.js';
 import type { Waiter } from './waiters.js';
 

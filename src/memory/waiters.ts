@@ -10,7 +10,7 @@
  */
 import { TaskStoreError } from '../contract/errors.js';
 import type { TaskSnapshot } from '../contract/types.js';
-import { cloneJson } from './json.js';
+import { cloneJson } from '../contract/json.js';
 
 export type Waiter = (outcome: TaskSnapshot | null | TaskStoreError) => void;
 

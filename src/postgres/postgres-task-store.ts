@@ -14,7 +14,7 @@ import { TaskStoreError } from '../contract/errors.js';
 import { generateTaskId } from '../contract/ids.js';
 import { RETENTION_FAILURE_ERROR, statusMessages } from '../contract/messages.js';
 import { checkLimits, DEFAULT_MAX_PAYLOAD_BYTES, payloadBytes, payloadTooLarge } from '../contract/retention.js';
-import { compareKeys, sameJson, sortedKeys } from '../memory/json.js';
+import { compareKeys, sameJson, sortedKeys } from '../contract/json.js';
 import {
   isTerminal,
   type AppliedInputResponses,
@@ -51,7 +51,7 @@ import {
   ttlSchema,
 } from '../contract/validation.js';
 import { toBackendError } from './backend-error.js';
-import { decodeCursor, encodeCursor } from '../memory/list-cursor.js';
+import { decodeCursor, encodeCursor } from '../contract/list-cursor.js';
 import { NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
 import { Reaper, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';

@@ -11,6 +11,7 @@ import {
   answers,
   ask,
   createTask,
+  expectStoreError,
   expectTerminalSnapshot,
   finish,
   mustGet,
@@ -191,6 +192,19 @@ export function waitingConformance(target: ConformanceTarget): void {
       controller.abort(new Error('after the fact'));
       // Aborting after the wait ended changes nothing.
       expectTerminalSnapshot(await waiter, 'failed');
+    });
+
+    it('closing the store rejects a pending wait with a backend error, and every later call too', async () => {
+      const store = await open();
+      const { id, token } = await createTask(store);
+      const ended = expectStoreError(within('the wait ending on close', store.waitForCompletion(id)), 'backend', 'a wait pending at close');
+      await sleep(20);
+      await store.close();
+      await ended;
+      expect(token.isCancelled, 'closing a store is not cancelling its tasks').toBe(false);
+      await expectStoreError(store.getTask(id), 'backend', 'getTask after close');
+      await expectStoreError(store.createTask({ toolName: 'late' }), 'backend', 'createTask after close');
+      await store.close();
     });
   });
 }

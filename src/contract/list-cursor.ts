@@ -5,7 +5,7 @@
  *
  * Callers treat the string as opaque. It is base64url so it travels in URLs and JSON untouched.
  */
-import { TaskStoreError } from '../contract/errors.js';
+import { TaskStoreError } from './errors.js';
 
 export interface ListPosition {
   createdAtMs: number;

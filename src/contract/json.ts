@@ -1,5 +1,5 @@
-/** Small helpers for the plain JSON values the memory store keeps. */
-import { payloadBytes } from '../contract/retention.js';
+/** Small helpers for the plain JSON values the stores keep and compare. */
+import { payloadBytes } from './retention.js';
 
 /** The size every retention limit is measured in: UTF-8 bytes of compact JSON. */
 export function jsonBytes(value: unknown): number {
