@@ -53,10 +53,12 @@ import {
 import { toBackendError } from './backend-error.js';
 import { decodeCursor, encodeCursor } from '../contract/list-cursor.js';
 import { NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
+import { preparingPool } from './prepared-statements.js';
 import { Reaper, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
 import { isLive, msUntilExpiry, OPEN_STATUSES, TASK_OBJECT_COLUMNS, toSnapshot, toTaskObject } from './task-rows.js';
+import { taskStatements, type NewTask, type TaskStatements } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';
 
 export interface PostgresTaskStoreOptions {
@@ -81,6 +83,11 @@ export interface PostgresTaskStoreOptions {
    * Defaults: every 30 s, tombstones kept 5 min, batches of 1000 rows.
    */
   reaper?: false | ReaperOptions;
+  /**
+   * Run statements as named prepared statements, parsed and planned once per connection.
+   * Default true; set false behind PgBouncer older than 1.21 in transaction mode.
+   */
+  preparedStatements?: boolean;
 }
 
 export class PostgresTaskStore implements TaskStore {
@@ -93,6 +100,7 @@ export class PostgresTaskStore implements TaskStore {
   private readonly maxPayloadBytes: number;
   private readonly maxTasksPerOwner: number | undefined;
   private readonly listener: NotificationListener | null;
+  private readonly statements: TaskStatements;
   private readonly watcher: TaskWatcher;
   private readonly reaper: Reaper;
   private closed = false;
@@ -118,8 +126,10 @@ export class PostgresTaskStore implements TaskStore {
     // An idle client of our own pool losing its connection must not crash the process; the next
     // query fails with a backend error instead.
     if (this.ownsPool) this.pool.on('error', () => {});
-    this.db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: this.pool }) }).withSchema(this.schema);
+    const dialectPool = options.preparedStatements === false ? this.pool : preparingPool(this.pool);
+    this.db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: dialectPool }) }).withSchema(this.schema);
 
+    this.statements = taskStatements(this.db, this.schema);
     this.listener =
       options.listen === false
         ? null
@@ -129,7 +139,7 @@ export class PostgresTaskStore implements TaskStore {
               : listenerConfigFrom(this.pool),
             channel: notificationChannel(this.schema),
           });
-    this.watcher = new TaskWatcher({ db: this.db, listener: this.listener, schema: this.schema });
+    this.watcher = new TaskWatcher({ db: this.db, statements: this.statements, listener: this.listener, schema: this.schema });
     this.reaper = new Reaper(this.db, this.schema, options.reaper === false ? { intervalMs: null } : options.reaper ?? {});
     this.listener?.start();
     this.reaper.start();
@@ -171,18 +181,19 @@ export class PostgresTaskStore implements TaskStore {
     this.checkPayload('owner', JSON.stringify(owner));
     const ttlMs = parsed.ttlMs === undefined ? this.defaultTtlMs : parsed.ttlMs;
     const taskId = generateTaskId();
-    const insert = sql<{ ms_until_expiry: number | null }>`
-      INSERT INTO ${this.table('tasks')}
-        (task_id, owner, tool_name, arguments, status, status_message,
-         created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms)
-      SELECT ${taskId}, ${owner}, ${parsed.toolName}, ${argumentsJson}::jsonb, 'working', ${statusMessages.created},
-             clock.now, clock.now, ${ttlMs}::bigint, clock.now + ${ttlMs}::float8 * interval '1 millisecond',
-             ${parsed.pollIntervalMs ?? null}::bigint
-        FROM (SELECT date_trunc('milliseconds', now()) AS now) AS clock
-      RETURNING ${msUntilExpiry}`;
+    const task: NewTask = {
+      taskId,
+      owner,
+      toolName: parsed.toolName,
+      argumentsJson,
+      statusMessage: statusMessages.created,
+      ttlMs,
+      pollIntervalMs: parsed.pollIntervalMs ?? null,
+    };
+    const insert = (db: Kysely<TaskDatabase>) => this.statements.insert.execute(db, task);
 
     const row = await this.run(async () => {
-      if (this.maxTasksPerOwner === undefined) return (await insert.execute(this.db)).rows[0]!;
+      if (this.maxTasksPerOwner === undefined) return (await insert(this.db)).rows[0]!;
       // The quota is a rule over many rows: creations for one owner take turns under an
       // advisory lock, so two concurrent creations cannot both see room for one more task.
       return this.db.transaction().execute(async (trx) => {
@@ -196,7 +207,7 @@ export class PostgresTaskStore implements TaskStore {
             `task retention per-owner limit exceeded (maximum ${this.maxTasksPerOwner} live tasks per owner)`,
           );
         }
-        return (await insert.execute(trx)).rows[0]!;
+        return (await insert(trx)).rows[0]!;
       });
     });
     return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry) };
@@ -230,10 +241,8 @@ export class PostgresTaskStore implements TaskStore {
 
   async getTask(taskId: string): Promise<TaskObject | null> {
     if (!this.isKnowable(taskId)) return null;
-    const row = await this.run(() =>
-      this.db.selectFrom('tasks').select(TASK_OBJECT_COLUMNS).where('task_id', '=', taskId).where(isLive).executeTakeFirst(),
-    );
-    return row ? toTaskObject(row) : null;
+    const { rows } = await this.run(() => this.statements.taskObject.execute(this.db, { taskId }));
+    return rows[0] ? toTaskObject(rows[0]) : null;
   }
 
   getTaskResult(taskId: string): Promise<TaskSnapshot | null> {
@@ -302,7 +311,7 @@ export class PostgresTaskStore implements TaskStore {
           .selectFrom('input_requests')
           .select(['request_key', 'request', 'state'])
           .where('task_id', '=', id)
-          .where('request_key', 'in', keys.length ? keys : [''])
+          .where('request_key', '=', sql<string>`ANY(${keys}::text[])`)
           .execute();
         const reused = issued
           .filter((row) => row.state !== 'outstanding' || !sameJson(row.request, parsedRequests[row.request_key]))
@@ -441,20 +450,10 @@ export class PostgresTaskStore implements TaskStore {
     }
     if (!isIssuableTaskId(id)) return false;
     if (parsedMessage != null) await this.checkPayloadOfOpenTask(id, 'message', JSON.stringify(parsedMessage));
-    const result = await this.run(() =>
-      this.db
-        .updateTable('tasks')
-        .set({
-          status: parsedStatus,
-          status_message: parsedMessage ?? sql<string | null>`status_message`,
-          last_updated_at: sql<Date>`now()`,
-        })
-        .where('task_id', '=', id)
-        .where('status', 'in', OPEN_STATUSES)
-        .where(isLive)
-        .executeTakeFirst(),
+    const { numAffectedRows } = await this.run(() =>
+      this.statements.setStatus.execute(this.db, { taskId: id, status: parsedStatus, message: parsedMessage ?? null }),
     );
-    return result.numUpdatedRows > 0n;
+    return numAffectedRows! > 0n;
   }
 
   /**
@@ -506,7 +505,7 @@ export class PostgresTaskStore implements TaskStore {
     if (payloadBytes(json) > this.maxPayloadBytes) {
       return this.failForRetention(id, payloadTooLarge('result', payloadBytes(json), this.maxPayloadBytes));
     }
-    return this.settle(id, { status: 'completed', status_message: statusMessages.completed, result: json });
+    return this.settle({ taskId: id, status: 'completed', message: statusMessages.completed, result: json, error: null });
   }
 
   /** For a call that produced no result at all; the error is kept whole, `data` included. */
@@ -522,7 +521,7 @@ export class PostgresTaskStore implements TaskStore {
     if (payloadBytes(JSON.stringify(message)) > this.maxPayloadBytes) {
       return this.failForRetention(id, payloadTooLarge('error message', payloadBytes(JSON.stringify(message)), this.maxPayloadBytes));
     }
-    return this.settle(id, { status: 'failed', status_message: message, error: json });
+    return this.settle({ taskId: id, status: 'failed', message, result: null, error: json });
   }
 
   /**
@@ -642,20 +641,9 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /** The guarded single-statement terminal transition. */
-  private async settle(
-    taskId: string,
-    outcome: { status: 'completed' | 'failed'; status_message: string; result?: string; error?: string },
-  ): Promise<boolean> {
-    const result = await this.run(() =>
-      this.db
-        .updateTable('tasks')
-        .set({ ...outcome, last_updated_at: sql<Date>`now()` })
-        .where('task_id', '=', taskId)
-        .where('status', 'in', OPEN_STATUSES)
-        .where(isLive)
-        .executeTakeFirst(),
-    );
-    return result.numUpdatedRows > 0n;
+  private async settle(outcome: Parameters<TaskStatements['settle']['execute']>[1]): Promise<boolean> {
+    const { numAffectedRows } = await this.run(() => this.statements.settle.execute(this.db, outcome));
+    return numAffectedRows! > 0n;
   }
 
   /**

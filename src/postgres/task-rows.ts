@@ -40,9 +40,9 @@ export function toTaskObject(row: TaskObjectRow): TaskObject {
   return task;
 }
 
-export function toSnapshot(
-  row: TaskObjectRow & Pick<Selectable<TasksTable>, 'result' | 'error'>,
-): TaskSnapshot {
+export type SnapshotRow = TaskObjectRow & Pick<Selectable<TasksTable>, 'result' | 'error'>;
+
+export function toSnapshot(row: SnapshotRow): TaskSnapshot {
   return {
     task: toTaskObject(row),
     result: (row.result as CallToolResult | null) ?? null,

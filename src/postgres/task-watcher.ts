@@ -14,6 +14,7 @@ import { TaskStoreError } from '../contract/errors.js';
 import { isTerminal, type TaskSnapshot, type TaskStatus } from '../contract/types.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskDatabase } from './tables.js';
+import type { TaskStatements } from './task-statements.js';
 import { isLive, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot } from './task-rows.js';
 
 /** How often waiters and tokens are re-read while notifications cannot be relied on. */
@@ -44,10 +45,17 @@ export class TaskWatcher {
   private closed = false;
   private readonly db: Kysely<TaskDatabase>;
   private readonly schema: string;
+  private readonly statements: TaskStatements;
   private readonly listener: NotificationListener | null;
 
-  constructor(options: { db: Kysely<TaskDatabase>; schema: string; listener: NotificationListener | null }) {
+  constructor(options: {
+    db: Kysely<TaskDatabase>;
+    statements: TaskStatements;
+    schema: string;
+    listener: NotificationListener | null;
+  }) {
     this.db = options.db;
+    this.statements = options.statements;
     this.schema = options.schema;
     this.listener = options.listener;
     this.listener?.onNotification((payload) => {
@@ -127,13 +135,8 @@ export class TaskWatcher {
   }
 
   async readSnapshot(taskId: string): Promise<TaskSnapshot | null> {
-    const row = await this.db
-      .selectFrom('tasks')
-      .select([...TASK_OBJECT_COLUMNS, 'result', 'error'])
-      .where('task_id', '=', taskId)
-      .where(isLive)
-      .executeTakeFirst();
-    return row ? toSnapshot(row) : null;
+    const { rows } = await this.statements.snapshot.execute(this.db, { taskId });
+    return rows[0] ? toSnapshot(rows[0]) : null;
   }
 
   /** Pending waits reject; tokens are left as they are; every timer is cleared. */
@@ -271,7 +274,7 @@ export class TaskWatcher {
     const rows = await this.db
       .selectFrom('tasks')
       .select([...TASK_OBJECT_COLUMNS, 'result', 'error'])
-      .where('task_id', 'in', taskIds)
+      .where('task_id', '=', sql<string>`ANY(${taskIds}::text[])`)
       .where('status', 'in', ['completed', 'failed', 'cancelled'])
       .where(isLive)
       .execute();
