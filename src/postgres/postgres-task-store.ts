@@ -54,7 +54,7 @@ import { toBackendError } from './backend-error.js';
 import { decodeCursor, encodeCursor } from '../contract/list-cursor.js';
 import { NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
 import { preparingPool } from './prepared-statements.js';
-import { Reaper, type ReaperOptions, type ReaperPass } from './reaper.js';
+import { Reaper, reaperOptionsSchema, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
 import { isLive, msUntilExpiry, OPEN_STATUSES, TASK_OBJECT_COLUMNS, toSnapshot, toTaskObject } from './task-rows.js';
@@ -140,7 +140,11 @@ export class PostgresTaskStore implements TaskStore {
             channel: notificationChannel(this.schema),
           });
     this.watcher = new TaskWatcher({ db: this.db, statements: this.statements, listener: this.listener, schema: this.schema });
-    this.reaper = new Reaper(this.db, this.schema, options.reaper === false ? { intervalMs: null } : options.reaper ?? {});
+    this.reaper = new Reaper(
+      this.db,
+      this.schema,
+      options.reaper === false ? { intervalMs: null } : parse(reaperOptionsSchema, options.reaper ?? {}, 'reaper'),
+    );
     this.listener?.start();
     this.reaper.start();
   }
@@ -163,8 +167,10 @@ export class PostgresTaskStore implements TaskStore {
    * Observes reaper passes, automatic or by hand: their counts, or the error that ended one.
    * Returns a function that unsubscribes.
    */
-  onReaperPass(callback: (outcome: ReaperPass | Error) => void): () => void {
-    return this.reaper.onPass(callback);
+  onReaperPass(callback: (outcome: ReaperPass | TaskStoreError) => void): () => void {
+    return this.reaper.onPass((outcome) =>
+      callback(outcome instanceof Error ? toBackendError(outcome, this.connectionString) : outcome),
+    );
   }
 
   /** One reaper pass: expired rows become tombstones, and old tombstones are purged. */
@@ -255,12 +261,18 @@ export class PostgresTaskStore implements TaskStore {
    * NOTIFY from whichever instance settles the task, with a slow poll while the listener is down.
    * Rejects with the signal's reason when aborted, and with a `backend` error if the store closes.
    */
-  waitForCompletion(taskId: string, options?: { signal?: AbortSignal }): Promise<TaskSnapshot | null> {
+  async waitForCompletion(taskId: string, options?: { signal?: AbortSignal }): Promise<TaskSnapshot | null> {
     const id = parse(taskIdSchema, taskId, 'taskId');
-    if (options?.signal?.aborted) return Promise.reject(options.signal.reason);
+    const signal = options?.signal;
+    if (signal?.aborted) throw signal.reason;
     this.assertOpen();
-    if (!isIssuableTaskId(id)) return Promise.resolve(null);
-    return this.watcher.waitForCompletion(id, options?.signal);
+    if (!isIssuableTaskId(id)) return null;
+    try {
+      return await this.watcher.waitForCompletion(id, signal);
+    } catch (error) {
+      if (signal?.aborted && error === signal.reason) throw error;
+      throw toBackendError(error, this.connectionString);
+    }
   }
 
   async listTasks(options: ListTasksOptions = {}): Promise<TaskPage> {

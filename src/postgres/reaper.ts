@@ -8,6 +8,7 @@
  * with the transaction, so a crashed reaper never holds it.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { z } from 'zod';
 import type { TaskDatabase } from './tables.js';
 
 export interface ReaperOptions {
@@ -18,6 +19,12 @@ export interface ReaperOptions {
   /** Rows per batch. Default 1000. */
   batchSize?: number;
 }
+
+export const reaperOptionsSchema = z.strictObject({
+  intervalMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
+  tombstoneRetentionMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  batchSize: z.number().int().min(1).max(1_000_000).optional(),
+});
 
 export interface ReaperPass {
   tombstoned: number;
@@ -90,13 +97,20 @@ export class Reaper {
   }
 
   private async pass(): Promise<ReaperPass> {
-    const tombstoned = await this.drain((trx, limit) => this.tombstoneBatch(trx, limit));
-    const purged = await this.drain((trx, limit) => this.purgeBatch(trx, limit));
+    const tombstoned = await this.drain('tombstone', (trx, limit) => this.tombstoneBatch(trx, limit));
+    const purged = await this.drain('purge', (trx, limit) => this.purgeBatch(trx, limit));
     return { tombstoned, purged };
   }
 
-  /** Runs batches until one comes back short, another reaper holds the schema, or we stop. */
-  private async drain(batch: (trx: Transaction<TaskDatabase>, limit: number) => Promise<number>): Promise<number> {
+  /**
+   * Runs batches until one comes back short, another reaper is doing this phase on the schema, or
+   * we stop. Each phase has its own lock, so a pass busy purging never keeps another from
+   * tombstoning.
+   */
+  private async drain(
+    phase: 'tombstone' | 'purge',
+    batch: (trx: Transaction<TaskDatabase>, limit: number) => Promise<number>,
+  ): Promise<number> {
     let total = 0;
     while (!this.stopped) {
       const limit = this.batchSize;
@@ -106,7 +120,7 @@ export class Reaper {
           await sql`SELECT set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true),
                            set_config('lock_timeout', ${String(LOCK_TIMEOUT_MS)}, true)`.execute(trx);
           const { rows } = await sql<{ locked: boolean }>`
-            SELECT pg_try_advisory_xact_lock(hashtextextended(${`mcp-task-store reaper ${this.schema}`}, 0)) AS locked`.execute(trx);
+            SELECT pg_try_advisory_xact_lock(hashtextextended(${`mcp-task-store ${phase} ${this.schema}`}, 0)) AS locked`.execute(trx);
           return rows[0]!.locked ? batch(trx, limit) : null;
         });
       } catch (error) {

@@ -6,6 +6,7 @@
  * passing store never reaches, so a slow store fails with a message instead of hanging.
  */
 import { afterEach, expect } from 'vitest';
+import { BOUND_MS, within } from '../support/time.js';
 import {
   TaskStoreError,
   generateTaskId,
@@ -24,6 +25,8 @@ import {
   type TaskStore,
   type TaskStoreErrorKind,
 } from '../../src/index.js';
+
+export { BOUND_MS, eventually, sleep, stillPending, within } from '../support/time.js';
 
 /** A store that can also run one cleanup pass by hand. */
 export type ReapableTaskStore = TaskStore & {
@@ -61,8 +64,6 @@ export interface ConformanceTarget {
   createStore(options?: StoreOptions): Promise<ReapableTaskStore>;
 }
 
-/** Upper bound on anything that must happen promptly. Passing stores never wait this long. */
-export const BOUND_MS = 3_000;
 /** A ttl that outlives every check. */
 export const LONG_TTL = 60_000;
 /** A ttl short enough to let a test watch it elapse. */
@@ -90,42 +91,6 @@ export function capabilities(target: ConformanceTarget): ConformanceCapabilities
 }
 
 // -- Time -------------------------------------------------------------------------------------
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Awaits `promise`, failing the test if it takes longer than `ms`. */
-export async function within<T>(what: string, promise: Promise<T>, ms = BOUND_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Polls `probe` until it holds, failing the test after `ms`. */
-export async function eventually(what: string, probe: () => Promise<boolean>, ms = BOUND_MS): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() >= deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await sleep(5);
-  }
-}
-
-/** Whether `promise` is still pending after `ms`. */
-export async function stillPending(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  const pending = Symbol('pending');
-  const settled = promise.then(
-    () => 'settled' as const,
-    () => 'settled' as const,
-  );
-  return (await Promise.race([settled, sleep(ms).then(() => pending)])) === pending;
-}
 
 /** Resolves when the token is raised, failing the test after the bound. */
 export function raised(token: CancellationToken, what = 'the token being raised'): Promise<void> {

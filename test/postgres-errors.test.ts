@@ -1,0 +1,449 @@
+/**
+ * Failure handling of PostgresTaskStore: database failures surface as `backend` errors that carry
+ * no credentials, options are validated up front, close() is orderly, and input that fails
+ * validation leaves the database exactly as it was.
+ */
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import {
+  generateTaskId,
+  migrate,
+  PostgresTaskStore,
+  TaskStoreError,
+  type PostgresTaskStoreOptions,
+  type ReaperPass,
+  type TaskStoreErrorKind,
+} from '../src/index.js';
+import { useTestDatabase } from './support/test-database.js';
+import { BOUND_MS, eventually, sleep, within } from './support/time.js';
+
+const database = useTestDatabase();
+const PASSWORD = 'S3cretPassw0rd';
+/** Port 1 refuses connections on any machine the tests run on. */
+const REFUSING_URL = `postgres://someuser:${PASSWORD}@127.0.0.1:1/db`;
+
+let admin: pg.Pool;
+let schemas = 0;
+const openStores: PostgresTaskStore[] = [];
+
+beforeAll(() => {
+  admin = new pg.Pool({ connectionString: database.connectionString, max: 10 });
+});
+afterEach(async () => {
+  await Promise.all(openStores.splice(0).map((store) => store.close()));
+});
+afterAll(async () => {
+  await admin.end();
+});
+
+// -- Helpers ------------------------------------------------------------------------------------
+
+async function freshSchema(): Promise<string> {
+  const schema = `errors_${++schemas}`;
+  await migrate({ pool: admin, schema });
+  return schema;
+}
+
+function openStore(options: PostgresTaskStoreOptions): PostgresTaskStore {
+  const store = new PostgresTaskStore({ reaper: false, ...options });
+  openStores.push(store);
+  return store;
+}
+
+/** The error `promise` rejects with; fails the test if it resolves or takes longer than the bound. */
+async function rejection(what: string, promise: Promise<unknown>, ms = BOUND_MS): Promise<unknown> {
+  return within(
+    what,
+    promise.then(
+      (value) => {
+        throw new Error(`${what} resolved with ${JSON.stringify(value)} instead of rejecting`);
+      },
+      (error: unknown) => error,
+    ),
+    ms,
+  );
+}
+
+/** The error a call throws or rejects with, whichever way it fails. */
+async function failureOf(what: string, call: () => unknown): Promise<unknown> {
+  let result: unknown;
+  try {
+    result = call();
+  } catch (error) {
+    return error;
+  }
+  return rejection(what, Promise.resolve(result));
+}
+
+function expectStoreError(error: unknown, kind: TaskStoreErrorKind): asserts error is TaskStoreError {
+  expect(error, String(error)).toBeInstanceOf(TaskStoreError);
+  expect((error as TaskStoreError).kind, (error as Error).message).toBe(kind);
+}
+
+/** A backend error that says nothing of the credentials it was given. */
+function expectCleanBackendError(error: unknown, connectionString: string): void {
+  expectStoreError(error, 'backend');
+  for (const text of [error.message, String(error), JSON.stringify(error), error.stack ?? '']) {
+    expect(text).not.toContain(PASSWORD);
+    expect(text).not.toContain(connectionString);
+  }
+  // The driver's error is kept for the operator's own logs.
+  expect(error.cause).toBeInstanceOf(Error);
+  expect(error.cause).not.toBeInstanceOf(TaskStoreError);
+}
+
+/** Constructs a store expecting the constructor to refuse; closes it if it did not. */
+async function constructionError(options: PostgresTaskStoreOptions): Promise<unknown> {
+  let store: PostgresTaskStore;
+  try {
+    store = new PostgresTaskStore(options);
+  } catch (error) {
+    return error;
+  }
+  await store.close();
+  return new Error(`the store accepted ${JSON.stringify({ ...options, pool: options.pool ? '<pool>' : undefined })}`);
+}
+
+// -- Database failures --------------------------------------------------------------------------
+
+describe('database failures', () => {
+  test('an unreachable server: every call fails with a backend error carrying no credentials', async () => {
+    const store = openStore({ connectionString: REFUSING_URL, listen: false });
+    const id = generateTaskId();
+    const calls: [string, () => Promise<unknown>][] = [
+      ['getTask', () => store.getTask(id)],
+      ['createTask', () => store.createTask({ toolName: 'down' })],
+      ['listTasks', () => store.listTasks()],
+      ['taskPresence', () => store.taskPresence(id)],
+      ['setStatus', () => store.setStatus(id, 'working', 'x')],
+      ['completeTask', () => store.completeTask(id, { content: [] })],
+      ['cancelTask', () => store.cancelTask(id)],
+      ['reapExpired', () => store.reapExpired()],
+    ];
+    for (const [name, call] of calls) {
+      const error = await rejection(name, call());
+      expectCleanBackendError(error, REFUSING_URL);
+    }
+    const error = (await rejection('getTask', store.getTask(id))) as TaskStoreError;
+    expect((error.cause as { code?: string }).code).toBe('ECONNREFUSED');
+  });
+
+  test.each([
+    ['a port out of range', `postgres://someuser:${PASSWORD}@127.0.0.1:99999/db`],
+    ['an unknown host', `postgres://someuser:${PASSWORD}@no-such-host.invalid:5432/db`],
+  ])('%s: a backend error carrying no credentials', async (_, url) => {
+    const store = openStore({ connectionString: url, listen: false });
+    expectCleanBackendError(await rejection('getTask', store.getTask(generateTaskId()), 15_000), url);
+  });
+
+  test('credentials the server refuses: a backend error carrying no credentials', async () => {
+    const url = new URL(database.connectionString);
+    url.username = 'no_such_role';
+    url.password = PASSWORD;
+    const store = openStore({ connectionString: url.toString(), listen: false });
+    const error = await rejection('getTask', store.getTask(generateTaskId()));
+    expectCleanBackendError(error, url.toString());
+    expect(((error as TaskStoreError).cause as { code?: string }).code).toMatch(/^28/); // invalid authorization
+  });
+
+  test('waitForCompletion on an unreachable server rejects with a backend error', async () => {
+    const store = openStore({ connectionString: REFUSING_URL, listen: false });
+    const error = await rejection('waitForCompletion', store.waitForCompletion(generateTaskId()));
+    expectCleanBackendError(error, REFUSING_URL);
+  });
+
+  test('a store with its listener and reaper on survives a server that is down, and reports it', async () => {
+    const store = new PostgresTaskStore({ connectionString: REFUSING_URL, reaper: { intervalMs: 50 } });
+    openStores.push(store);
+    const passes: (ReaperPass | Error)[] = [];
+    store.onReaperPass((outcome) => passes.push(outcome));
+    const reconnecting: string[] = [];
+    store.onListenerStateChange((change) => {
+      if (change.state === 'reconnecting') reconnecting.push(String(change.error));
+    });
+    await eventually('failed reaper passes and listener retries', async () => passes.length >= 2 && reconnecting.length >= 1);
+    expect(passes.every((outcome) => outcome instanceof Error)).toBe(true);
+    expectCleanBackendError(await rejection('getTask', store.getTask(generateTaskId())), REFUSING_URL);
+  });
+
+  test('a schema that was never migrated: backend errors (undefined table), not a crash', async () => {
+    const store = openStore({ connectionString: database.connectionString, schema: 'never_migrated' });
+    const id = generateTaskId();
+    for (const [name, call] of [
+      ['getTask', () => store.getTask(id)],
+      ['createTask', () => store.createTask({ toolName: 'nowhere' })],
+      ['listTasks', () => store.listTasks()],
+      ['taskPresence', () => store.taskPresence(id)],
+      ['requireInput', () => store.requireInput(id, { k: { method: 'roots/list' } })],
+      ['discardTask', () => store.discardTask(id)],
+      ['reapExpired', () => store.reapExpired()],
+    ] as [string, () => Promise<unknown>][]) {
+      const error = await rejection(name, call());
+      expectCleanBackendError(error, database.connectionString);
+      expect(((error as TaskStoreError).cause as { code?: string }).code, name).toBe('42P01');
+      expect((error as Error).message).toContain('never_migrated');
+    }
+    // The store is still usable once the schema exists.
+    await migrate({ pool: admin, schema: 'never_migrated' });
+    const { taskId } = await store.createTask({ toolName: 'now-migrated' });
+    expect((await store.getTask(taskId))?.status).toBe('working');
+  });
+
+  test('waitForCompletion on a schema that was never migrated rejects with a backend error', async () => {
+    const store = openStore({ connectionString: database.connectionString, schema: 'never_migrated_either' });
+    const error = await rejection('waitForCompletion', store.waitForCompletion(generateTaskId()));
+    expectStoreError(error, 'backend');
+  });
+
+  test('migrate() against an unreachable server: a backend error carrying no credentials', async () => {
+    const error = await rejection('migrate', migrate({ connectionString: REFUSING_URL, schema: 'anything' }));
+    expectCleanBackendError(error, REFUSING_URL);
+    expect(((error as TaskStoreError).cause as { code?: string }).code).toBe('ECONNREFUSED');
+  });
+
+  test('migrate() with a caller pool to an unreachable server: a backend error, and the pool stays the caller’s', async () => {
+    const pool = new pg.Pool({ connectionString: REFUSING_URL });
+    try {
+      const error = await rejection('migrate', migrate({ pool, schema: 'anything' }));
+      expectStoreError(error, 'backend');
+      expect(error.message).not.toContain(PASSWORD);
+      expect(pool.ended).toBe(false);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+// -- Options ------------------------------------------------------------------------------------
+
+describe('options', () => {
+  test.each<[string, Partial<PostgresTaskStoreOptions>]>([
+    ['limits.maxTasks (memory-store only)', { limits: { maxTasks: 10 } }],
+    ['limits.maxRetainedBytes (memory-store only)', { limits: { maxRetainedBytes: 1_000_000 } }],
+    ['limits.maxPayloadBytes 0', { limits: { maxPayloadBytes: 0 } }],
+    ['limits.maxPayloadBytes 1.5', { limits: { maxPayloadBytes: 1.5 } }],
+    ['limits.maxTasksPerOwner -1', { limits: { maxTasksPerOwner: -1 } }],
+    ['defaultTtlMs -1', { defaultTtlMs: -1 }],
+    ['defaultTtlMs 1.5', { defaultTtlMs: 1.5 }],
+    ['defaultTtlMs NaN', { defaultTtlMs: Number.NaN }],
+    ['defaultTtlMs Infinity', { defaultTtlMs: Number.POSITIVE_INFINITY }],
+    ['defaultTtlMs as a string', { defaultTtlMs: '1000' as unknown as number }],
+  ])('%s is refused with invalid_input', async (_, options) => {
+    const error = await constructionError({ pool: admin, listen: false, reaper: false, ...options });
+    expectStoreError(error, 'invalid_input');
+  });
+
+  test('neither pool nor connectionString is refused with invalid_input', async () => {
+    expectStoreError(await constructionError({}), 'invalid_input');
+    expectStoreError(await constructionError({ schema: 'mcp_tasks' }), 'invalid_input');
+    expectStoreError(await constructionError({ connectionString: '' }), 'invalid_input');
+  });
+
+  test.each<[string, { intervalMs?: number; tombstoneRetentionMs?: number; batchSize?: number }]>([
+    ['batchSize 0', { batchSize: 0 }],
+    ['batchSize -1', { batchSize: -1 }],
+    ['batchSize 1.5', { batchSize: 1.5 }],
+    ['intervalMs -1', { intervalMs: -1 }],
+    ['intervalMs NaN', { intervalMs: Number.NaN }],
+    ['tombstoneRetentionMs -1', { tombstoneRetentionMs: -1 }],
+    ['tombstoneRetentionMs NaN', { tombstoneRetentionMs: Number.NaN }],
+  ])('reaper %s is refused with invalid_input', async (_, reaper) => {
+    const error = await constructionError({ pool: admin, listen: false, reaper });
+    expectStoreError(error, 'invalid_input');
+  });
+
+  test('valid options are accepted, with the default ttl applied', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: admin, schema, defaultTtlMs: 12_345, limits: { maxPayloadBytes: 1000, maxTasksPerOwner: 5 } });
+    const { taskId } = await store.createTask({ toolName: 'defaults' });
+    expect((await store.getTask(taskId))?.ttlMs).toBe(12_345);
+  });
+});
+
+// -- close() ------------------------------------------------------------------------------------
+
+describe('close', () => {
+  test('leaves a caller-owned pool usable', async () => {
+    const schema = await freshSchema();
+    const pool = new pg.Pool({ connectionString: database.connectionString, max: 3 });
+    try {
+      const store = new PostgresTaskStore({ pool, schema, reaper: { intervalMs: 60_000 } });
+      await store.createTask({ toolName: 'before-close' });
+      await store.close();
+      expect(pool.ended).toBe(false);
+      const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.tasks`);
+      expect(rows).toEqual([{ n: 1 }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  test('ends a pool the store owns: none of its connections remain', async () => {
+    const schema = await freshSchema();
+    const probe = `owned_pool_probe_${schemas}`;
+    const url = new URL(database.connectionString);
+    url.searchParams.set('application_name', probe);
+    const store = new PostgresTaskStore({ connectionString: url.toString(), schema, reaper: { intervalMs: 60_000 } });
+    const listening = new Promise<void>((resolve) =>
+      store.onListenerStateChange(({ state }) => state === 'listening' && resolve()),
+    );
+    await within('the listener', listening);
+    await Promise.all([1, 2, 3].map(() => store.createTask({ toolName: 'parallel' })));
+
+    const connections = async () => {
+      const { rows } = await admin.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name IN ($1, 'mcp-task-store-listener')`,
+        [probe],
+      );
+      return rows[0]!.n;
+    };
+    expect(await connections()).toBeGreaterThanOrEqual(2);
+    await store.close();
+    await eventually('every connection of the store closing', async () => (await connections()) === 0);
+  });
+
+  test('after close() every method rejects with a TaskStoreError', async () => {
+    const schema = await freshSchema();
+    const store = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    const { taskId: id } = await store.createTask({ toolName: 'closed' });
+    await store.close();
+
+    const calls: [string, () => unknown][] = [
+      ['createTask', () => store.createTask({ toolName: 'x' })],
+      ['taskOwner', () => store.taskOwner(id)],
+      ['taskPresence', () => store.taskPresence(id)],
+      ['getTask', () => store.getTask(id)],
+      ['getTaskResult', () => store.getTaskResult(id)],
+      ['waitForCompletion', () => store.waitForCompletion(id)],
+      ['listTasks', () => store.listTasks()],
+      ['requireInput', () => store.requireInput(id, { k: { method: 'roots/list' } })],
+      ['outstandingInputRequests', () => store.outstandingInputRequests(id)],
+      ['applyInputResponses', () => store.applyInputResponses(id, { k: { action: 'accept' } })],
+      ['inputResponses', () => store.inputResponses(id)],
+      ['resumeContext', () => store.resumeContext(id)],
+      ['setStatus', () => store.setStatus(id, 'working', 'x')],
+      ['setTtl', () => store.setTtl(id, 1000)],
+      ['setTaskMeta', () => store.setTaskMeta(id, { a: 1 })],
+      ['completeTask', () => store.completeTask(id, { content: [] })],
+      ['failTask', () => store.failTask(id, { code: 1, message: 'x' })],
+      ['cancelTask', () => store.cancelTask(id)],
+      ['discardTask', () => store.discardTask(id)],
+      ['reapExpired', () => store.reapExpired()],
+    ];
+    for (const [name, call] of calls) {
+      const error = await failureOf(name, call);
+      expect(error, name).toBeInstanceOf(TaskStoreError);
+      expect((error as TaskStoreError).kind, name).toBe('backend');
+    }
+    // Nothing was written after close.
+    const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.tasks`);
+    expect(rows).toEqual([{ n: 1 }]);
+  });
+
+  test('after close() waitForCompletion returns a rejected promise rather than throwing', async () => {
+    const schema = await freshSchema();
+    const store = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    const { taskId } = await store.createTask({ toolName: 'closed' });
+    await store.close();
+    let returned: Promise<unknown> | undefined;
+    expect(() => {
+      returned = store.waitForCompletion(taskId);
+    }).not.toThrow();
+    expectStoreError(await rejection('waitForCompletion', returned!), 'backend');
+  });
+
+  test('a pending waitForCompletion rejects with a backend error when the store closes', async () => {
+    const schema = await freshSchema();
+    const store = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    openStores.push(store);
+    const { taskId } = await store.createTask({ toolName: 'waited' });
+    const waiting = store.waitForCompletion(taskId);
+    await eventually('the waiter registering', async () => {
+      const { rows } = await admin.query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
+      return rows[0]?.awaited === true;
+    });
+    const outcome = rejection('the pending wait', waiting);
+    await store.close();
+    expectStoreError(await outcome, 'backend');
+    // The task itself lives on.
+    const { rows } = await admin.query(`SELECT status FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
+    expect(rows).toEqual([{ status: 'working' }]);
+  });
+
+  test('close() twice, or twice at once, is harmless', async () => {
+    const schema = await freshSchema();
+    const owned = new PostgresTaskStore({ connectionString: database.connectionString, schema, reaper: { intervalMs: 50 } });
+    await owned.createTask({ toolName: 'x' });
+    await expect(Promise.all([owned.close(), owned.close()])).resolves.toBeDefined();
+    await expect(owned.close()).resolves.toBeUndefined();
+
+    const borrowed = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    await borrowed.close();
+    await expect(borrowed.close()).resolves.toBeUndefined();
+    expect((await admin.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+});
+
+// -- Bad input changes nothing ------------------------------------------------------------------
+
+describe('bad input', () => {
+  test('calls refused with invalid_input or invalid_transition leave the row, its requests and its history unchanged', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: admin, schema });
+    const { taskId: id } = await store.createTask({ toolName: 'guarded', arguments: { a: 1 }, owner: 'erin' });
+    await store.setTaskMeta(id, { m: 1 });
+    await store.requireInput(id, { answered: { method: 'roots/list' } }, 'first question');
+    await store.applyInputResponses(id, { answered: { roots: [] } });
+    await store.requireInput(id, { open: { method: 'roots/list' } }, 'second question');
+
+    const snapshot = async () => ({
+      task: (await admin.query(`SELECT to_jsonb(t) AS row FROM ${schema}.tasks AS t WHERE task_id = $1`, [id])).rows,
+      requests: (
+        await admin.query(`SELECT to_jsonb(r) AS row FROM ${schema}.input_requests AS r WHERE task_id = $1 ORDER BY request_key`, [id])
+      ).rows,
+      history: (await admin.query(`SELECT to_jsonb(h) AS row FROM ${schema}.task_history AS h WHERE task_id = $1 ORDER BY id`, [id])).rows,
+      tombstones: (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.tombstones`)).rows,
+    });
+    const before = await snapshot();
+    expect(before.task).toHaveLength(1);
+    expect(before.requests).toHaveLength(2);
+
+    const bad = <T>(value: unknown) => value as T;
+    const refused: [string, TaskStoreErrorKind, () => Promise<unknown>][] = [
+      ['setStatus to an unknown status', 'invalid_input', () => store.setStatus(id, bad('paused'))],
+      ['setStatus with a NUL in the message', 'invalid_input', () => store.setStatus(id, 'working', 'a\u0000b')],
+      ['setStatus to a terminal status', 'invalid_transition', () => store.setStatus(id, 'completed')],
+      ['completeTask with content not an array', 'invalid_input', () => store.completeTask(id, bad({ content: 'text' }))],
+      ['failTask with a fractional code', 'invalid_input', () => store.failTask(id, { code: 1.5, message: 'x' })],
+      ['failTask with an extra field', 'invalid_input', () => store.failTask(id, bad({ code: 1, message: 'x', extra: 1 }))],
+      ['requireInput with an unknown method', 'invalid_input', () => store.requireInput(id, bad({ k: { method: 'tools/call' } }))],
+      ['requireInput with an empty key', 'invalid_input', () => store.requireInput(id, { '': { method: 'roots/list' } })],
+      [
+        'requireInput reusing an answered key for another request',
+        'invalid_transition',
+        () => store.requireInput(id, { answered: { method: 'elicitation/create', params: { message: 'again?' } } }),
+      ],
+      ['applyInputResponses with a non-object answer', 'invalid_input', () => store.applyInputResponses(id, bad({ open: 'yes' }))],
+      ['setTaskMeta with an array', 'invalid_input', () => store.setTaskMeta(id, bad([1, 2]))],
+      ['setTaskMeta with a circular value', 'invalid_input', () => {
+        const meta: Record<string, unknown> = {};
+        meta.self = meta;
+        return store.setTaskMeta(id, meta);
+      }],
+      ['setTtl negative', 'invalid_input', () => store.setTtl(id, -1)],
+      ['setTtl fractional', 'invalid_input', () => store.setTtl(id, 10.5)],
+      ['cancelTask with a numeric reason', 'invalid_input', () => store.cancelTask(id, bad(42))],
+      ['discardTask with a numeric id', 'invalid_input', () => store.discardTask(bad(42))],
+      ['listTasks with limit 0', 'invalid_input', () => store.listTasks({ limit: 0 })],
+    ];
+    for (const [name, kind, call] of refused) {
+      const error = await failureOf(name, call);
+      expect(error, name).toBeInstanceOf(TaskStoreError);
+      expect((error as TaskStoreError).kind, `${name}: ${(error as Error).message}`).toBe(kind);
+    }
+    expect(await snapshot()).toEqual(before);
+    expect(await store.outstandingInputRequests(id)).toEqual({ open: { method: 'roots/list' } });
+    expect((await store.getTask(id))?.status).toBe('input_required');
+  });
+});
