@@ -15,6 +15,7 @@ CREATE TABLE {{schema}}.tasks (
   arguments           jsonb       NOT NULL,
   status              text        NOT NULL
                       CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  previous_status     text,                       -- before the last transition: its history row's from_status
   status_message      text,
   created_at          timestamptz NOT NULL,
   last_updated_at     timestamptz NOT NULL,
@@ -42,7 +43,8 @@ CREATE INDEX tasks_owner_created_idx ON {{schema}}.tasks (owner, created_at, tas
 CREATE INDEX tasks_expires_idx ON {{schema}}.tasks (expires_at) WHERE expires_at IS NOT NULL;
 
 -- One row per request key a task ever issued. The key is the primary key, so a key can never name
--- a second request; its state says whether it still waits for an answer or is spent.
+-- a second request. 'answered' and 'superseded' keys are spent; 'outstanding' ones are what the
+-- task waits on while it is input_required (once it is terminal they are moot).
 CREATE TABLE {{schema}}.input_requests (
   task_id     text        NOT NULL REFERENCES {{schema}}.tasks ON DELETE CASCADE,
   request_key text        NOT NULL CHECK (request_key <> ''),
@@ -69,9 +71,10 @@ CREATE TABLE {{schema}}.tombstones (
 -- The reaper purges tombstones once their retention window after expiry has passed.
 CREATE INDEX tombstones_expired_idx ON {{schema}}.tombstones (expired_at);
 
--- Append-only: one row per change of status or status message, written by a trigger so that
--- changes made in plain SQL are recorded too. Kept until the task is discarded or purged.
--- No foreign key: a tombstoned task keeps its history until the tombstone is purged.
+-- Append-only: one row per transition (the creation, then every change of status), written by the
+-- statement that makes it, so it commits with it. Progress messages that keep the status live on
+-- the task row only. Kept until the task is discarded or its tombstone purged; no foreign key, so
+-- a tombstoned task keeps its history until then.
 CREATE TABLE {{schema}}.task_history (
   id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   task_id     text        NOT NULL,
@@ -82,39 +85,6 @@ CREATE TABLE {{schema}}.task_history (
 );
 
 CREATE INDEX task_history_task_idx ON {{schema}}.task_history (task_id, id);
-
--- Also settles the requests a task still waits on when it reaches a terminal state: they can no
--- longer be answered, and their keys stay spent.
-CREATE FUNCTION {{schema}}.record_task_transition() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'UPDATE' AND NEW.status IN ('completed', 'failed', 'cancelled')
-     AND OLD.status IN ('working', 'input_required') THEN
-    UPDATE {{schema}}.input_requests
-       SET state = 'superseded', settled_at = NEW.last_updated_at
-     WHERE task_id = NEW.task_id AND state = 'outstanding';
-  END IF;
-  INSERT INTO {{schema}}.task_history (task_id, at, from_status, to_status, message)
-  VALUES (
-    NEW.task_id,
-    NEW.last_updated_at,
-    CASE WHEN TG_OP = 'UPDATE' THEN OLD.status END,
-    NEW.status,
-    NEW.status_message
-  );
-  RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER tasks_record_creation
-  AFTER INSERT ON {{schema}}.tasks
-  FOR EACH ROW EXECUTE FUNCTION {{schema}}.record_task_transition();
-
-CREATE TRIGGER tasks_record_transition
-  AFTER UPDATE ON {{schema}}.tasks
-  FOR EACH ROW
-  WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.status_message IS DISTINCT FROM NEW.status_message)
-  EXECUTE FUNCTION {{schema}}.record_task_transition();
 
 -- NOTIFY is a hint that a task changed in a way another instance may care about; receivers re-read
 -- the row. The payload is "<event>:<task_id>". NOTIFY takes a database-wide lock at commit, so a

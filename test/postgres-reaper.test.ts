@@ -260,7 +260,7 @@ describe('tombstones', () => {
     const schema = await freshSchema();
     const store = await openStore(schema, { reaper: { intervalMs: HOUR_MS, tombstoneRetentionMs: 0 } });
     const live = await store.createTask({ toolName: 'live', ttlMs: 60_000 });
-    await store.setStatus(live.taskId, 'working', 'step 1');
+    await store.setStatus(live.taskId, 'input_required', 'a question');
     const expired = await store.createTask({ toolName: 'expired', ttlMs: 0 });
     const liveHistory = await count(schema, 'task_history', live.taskId);
     expect(liveHistory).toBe(2);

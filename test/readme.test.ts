@@ -18,7 +18,9 @@ beforeAll(async () => {
   await migrate({ pool, schema: 'mcp_tasks' });
   store = new PostgresTaskStore({ pool, reaper: false });
   const completed = (await store.createTask({ toolName: 'render_report' })).taskId;
-  await store.setStatus(completed, 'working', 'page 1 of 2');
+  await store.setStatus(completed, 'working', 'page 1 of 2'); // progress: on the task row, not in the history
+  await store.setStatus(completed, 'input_required', 'which format?');
+  await store.setStatus(completed, 'working', 'page 2 of 2');
   await store.completeTask(completed, { content: [] });
   const asking = (await store.createTask({ toolName: 'deploy', owner: 'alice' })).taskId;
   await store.requireInput(asking, { approval: { method: 'elicitation/create', params: { message: 'Deploy?' } } });
@@ -51,7 +53,8 @@ describe('README SQL', () => {
     const { rows } = await pool.query(bind(SQL_BLOCKS[0]!));
     expect(rows.map((row) => [row.from_status, row.to_status, row.message])).toEqual([
       [null, 'working', 'Task started'],
-      ['working', 'working', 'page 1 of 2'],
+      ['working', 'input_required', 'which format?'],
+      ['input_required', 'working', 'page 2 of 2'],
       ['working', 'completed', 'Task completed'],
     ]);
   });

@@ -57,8 +57,9 @@ import { preparingPool } from './prepared-statements.js';
 import { Reaper, reaperOptionsSchema, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
-import { isLive, msUntilExpiry, OPEN_STATUSES, TASK_OBJECT_COLUMNS, toSnapshot, toTaskObject } from './task-rows.js';
-import { taskStatements, type NewTask, type TaskStatements } from './task-statements.js';
+import { isLive, msUntilExpiry, OPEN_STATUSES, TASK_OBJECT_COLUMNS, toSnapshot, toTaskObject, type TaskObjectRow } from './task-rows.js';
+import { recordingTransition, TRANSITION_COLUMNS } from './task-history.js';
+import { COUNT_CHANGED, taskStatements, type Changed, type NewTask, type TaskStatements } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';
 
 export interface PostgresTaskStoreOptions {
@@ -335,19 +336,25 @@ export class PostgresTaskStore implements TaskStore {
             `input request keys must be unique over a task's lifetime, but ${reused.join(', ')} already ${reused.length === 1 ? 'was' : 'were'} used by this task; use a new key to ask again`,
           );
         }
+        // Keys left out are superseded; identical reissues of outstanding keys are already there.
         await sql`
           WITH superseded AS (
             UPDATE ${this.table('input_requests')} SET state = 'superseded', settled_at = now()
              WHERE task_id = ${id} AND state = 'outstanding' AND NOT (request_key = ANY(${keys}::text[]))
-          ), issued AS (
-            INSERT INTO ${this.table('input_requests')} (task_id, request_key, request, state, issued_at)
-            SELECT ${id}, key, value, 'outstanding', now() FROM jsonb_each(${JSON.stringify(parsedRequests)}::jsonb)
-            ON CONFLICT (task_id, request_key) DO NOTHING
           )
-          UPDATE ${this.table('tasks')}
-             SET status = 'input_required', status_message = ${parsedMessage ?? statusMessages.inputRequired},
-                 last_updated_at = now()
-           WHERE task_id = ${id}`.execute(trx);
+          INSERT INTO ${this.table('input_requests')} (task_id, request_key, request, state, issued_at)
+          SELECT ${id}, key, value, 'outstanding', now() FROM jsonb_each(${JSON.stringify(parsedRequests)}::jsonb)
+          ON CONFLICT (task_id, request_key) DO NOTHING`.execute(trx);
+        await recordingTransition(
+          this.schema,
+          sql`
+            UPDATE ${this.table('tasks')}
+               SET previous_status = status, status = 'input_required',
+                   status_message = ${parsedMessage ?? statusMessages.inputRequired}, last_updated_at = now()
+             WHERE task_id = ${id}
+            RETURNING ${TRANSITION_COLUMNS}`,
+          COUNT_CHANGED,
+        ).execute(trx);
         return true;
       }),
     );
@@ -390,19 +397,25 @@ export class PostgresTaskStore implements TaskStore {
         for (const key of accepted) this.checkPayload(`responses.${key}`, JSON.stringify(parsed[key]));
         const resume = stillOutstanding.length === 0 && status === 'input_required';
 
-        if (accepted.length > 0 || resume) {
+        if (accepted.length > 0) {
           await sql`
-            WITH answered AS (
-              UPDATE ${this.table('input_requests')} AS r
-                 SET state = 'answered', response = a.value, settled_at = now()
-                FROM jsonb_each(${JSON.stringify(answers)}::jsonb) AS a
-               WHERE r.task_id = ${id} AND r.request_key = a.key
-            )
-            UPDATE ${this.table('tasks')}
-               SET status = ${resume ? 'working' : status},
-                   status_message = ${resume ? sql`${statusMessages.resumed}` : sql`status_message`},
-                   last_updated_at = now()
-             WHERE task_id = ${id}`.execute(trx);
+            UPDATE ${this.table('input_requests')} AS r
+               SET state = 'answered', response = a.value, settled_at = now()
+              FROM jsonb_each(${JSON.stringify(answers)}::jsonb) AS a
+             WHERE r.task_id = ${id} AND r.request_key = a.key`.execute(trx);
+        }
+        if (accepted.length > 0 || resume) {
+          await recordingTransition(
+            this.schema,
+            sql`
+              UPDATE ${this.table('tasks')}
+                 SET previous_status = status, status = ${resume ? 'working' : status},
+                     status_message = ${resume ? sql`${statusMessages.resumed}` : sql`status_message`},
+                     last_updated_at = now()
+               WHERE task_id = ${id}
+              RETURNING ${TRANSITION_COLUMNS}`,
+            COUNT_CHANGED,
+          ).execute(trx);
         }
         return { accepted, ignored, stillOutstanding, complete: stillOutstanding.length === 0 };
       }),
@@ -462,10 +475,10 @@ export class PostgresTaskStore implements TaskStore {
     }
     if (!isIssuableTaskId(id)) return false;
     if (parsedMessage != null) await this.checkPayloadOfOpenTask(id, 'message', JSON.stringify(parsedMessage));
-    const { numAffectedRows } = await this.run(() =>
+    const { rows } = await this.run(() =>
       this.statements.setStatus.execute(this.db, { taskId: id, status: parsedStatus, message: parsedMessage ?? null }),
     );
-    return numAffectedRows! > 0n;
+    return rows[0]!.changed > 0;
   }
 
   /**
@@ -548,21 +561,23 @@ export class PostgresTaskStore implements TaskStore {
     const fits = parsedReason == null || payloadBytes(JSON.stringify(parsedReason)) + 11 <= this.maxPayloadBytes;
     const message = fits ? statusMessages.cancelled(parsedReason) : statusMessages.cancelledOverLimit;
     const open = sql<boolean>`status IN ('working', 'input_required')`;
-    const row = await this.run(() =>
-      this.db
-        .updateTable('tasks')
-        .set({
-          status: sql<TaskStatus>`CASE WHEN ${open} THEN 'cancelled' ELSE status END`,
-          status_message: sql<string>`CASE WHEN ${open} THEN ${message} ELSE status_message END`,
-          last_updated_at: sql<Date>`CASE WHEN ${open} THEN now() ELSE last_updated_at END`,
-          // clock_timestamp() differs on every call, so the change (and its NOTIFY) happens each time.
-          cancel_requested_at: sql<Date>`clock_timestamp()`,
-        })
-        .where('task_id', '=', id)
-        .where(isLive)
-        .returning(TASK_OBJECT_COLUMNS)
-        .executeTakeFirst(),
+    const { rows } = await this.run(() =>
+      recordingTransition<TaskObjectRow>(
+        this.schema,
+        sql`
+          UPDATE ${this.table('tasks')}
+             SET previous_status = status,
+                 status = CASE WHEN ${open} THEN 'cancelled' ELSE status END,
+                 status_message = CASE WHEN ${open} THEN ${message} ELSE status_message END,
+                 last_updated_at = CASE WHEN ${open} THEN now() ELSE last_updated_at END,
+                 -- clock_timestamp() differs on every call, so each cancel is a change (and a NOTIFY).
+                 cancel_requested_at = clock_timestamp()
+           WHERE task_id = ${id} AND ${isLive}
+          RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta`,
+        sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column))),
+      ).execute(this.db),
     );
+    const row = rows[0];
     if (!row) return null;
     this.watcher.cancelled(id);
     return toTaskObject(row);
@@ -654,8 +669,8 @@ export class PostgresTaskStore implements TaskStore {
 
   /** The guarded single-statement terminal transition. */
   private async settle(outcome: Parameters<TaskStatements['settle']['execute']>[1]): Promise<boolean> {
-    const { numAffectedRows } = await this.run(() => this.statements.settle.execute(this.db, outcome));
-    return numAffectedRows! > 0n;
+    const { rows } = await this.run(() => this.statements.settle.execute(this.db, outcome));
+    return rows[0]!.changed > 0;
   }
 
   /**
@@ -663,21 +678,25 @@ export class PostgresTaskStore implements TaskStore {
    * see; the rejected payload is not kept, and the caller learns why from the thrown error.
    */
   private async failForRetention(taskId: string, error: TaskStoreError): Promise<boolean> {
-    const { rows } = await this.run(() =>
-      sql<{ failed: number }>`
-        WITH failed AS (
-          UPDATE ${this.table('tasks')}
-             SET status = 'failed', status_message = ${statusMessages.retentionFailed},
-                 error = ${JSON.stringify(RETENTION_FAILURE_ERROR)}::jsonb,
-                 arguments = 'null'::jsonb, meta = NULL, last_updated_at = now()
-           WHERE task_id = ${taskId} AND status IN ('working', 'input_required') AND ${isLive}
-          RETURNING task_id
-        ), scrubbed AS (
-          DELETE FROM ${this.table('input_requests')} WHERE task_id IN (SELECT task_id FROM failed)
-        )
-        SELECT count(*)::int AS failed FROM failed`.execute(this.db),
+    const rows = await this.run(() =>
+      this.db.transaction().execute(async (trx) => {
+        const { rows } = await recordingTransition<Changed>(
+          this.schema,
+          sql`
+            UPDATE ${this.table('tasks')}
+               SET previous_status = status, status = 'failed', status_message = ${statusMessages.retentionFailed},
+                   error = ${JSON.stringify(RETENTION_FAILURE_ERROR)}::jsonb,
+                   arguments = 'null'::jsonb, meta = NULL, last_updated_at = now()
+             WHERE task_id = ${taskId} AND status IN ('working', 'input_required') AND ${isLive}
+            RETURNING ${TRANSITION_COLUMNS}`,
+          COUNT_CHANGED,
+        ).execute(trx);
+        // Nothing of what the task was told is kept either.
+        if (rows[0]!.changed > 0) await trx.deleteFrom('input_requests').where('task_id', '=', taskId).execute();
+        return rows;
+      }),
     );
-    if (rows[0]!.failed === 0) return false;
+    if (rows[0]!.changed === 0) return false;
     throw error;
   }
 

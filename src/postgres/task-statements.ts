@@ -6,7 +6,8 @@
 import { sql, type Kysely } from 'kysely';
 import { compileQuery } from './compiled-query.js';
 import type { TaskDatabase } from './tables.js';
-import { isLive, msUntilExpiry, OPEN_STATUSES, TASK_OBJECT_COLUMNS, type SnapshotRow, type TaskObjectRow } from './task-rows.js';
+import { recordingTransition, TRANSITION_COLUMNS } from './task-history.js';
+import { isLive, msUntilExpiry, TASK_OBJECT_COLUMNS, type SnapshotRow, type TaskObjectRow } from './task-rows.js';
 
 export interface NewTask {
   taskId: string;
@@ -18,20 +19,30 @@ export interface NewTask {
   pollIntervalMs: number | null;
 }
 
+/** How many rows a guarded transition changed: 0 when the task was unknown, expired or terminal. */
+export interface Changed {
+  changed: number;
+}
+export const COUNT_CHANGED = sql`count(*)::int AS changed`;
+
 export function taskStatements(db: Kysely<TaskDatabase>, schema: string) {
   const tasks = sql.table(`${schema}.tasks`);
   return {
     /** createdAt is kept to the millisecond, as the wire format shows it. */
-    insert: compileQuery<NewTask, { ms_until_expiry: number | null }>(db,
-      (param) => sql<{ ms_until_expiry: number | null }>`
-        INSERT INTO ${tasks}
-          (task_id, owner, tool_name, arguments, status, status_message,
-           created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms)
-        SELECT ${param('taskId')}, ${param('owner')}, ${param('toolName')}, ${param('argumentsJson')}::jsonb,
-               'working', ${param('statusMessage')}, clock.now, clock.now, ${param('ttlMs')}::bigint,
-               clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint
-          FROM (SELECT date_trunc('milliseconds', now()) AS now) AS clock
-        RETURNING ${msUntilExpiry}`,
+    insert: compileQuery<NewTask, { ms_until_expiry: number | null }>(db, (param) =>
+      recordingTransition(
+        schema,
+        sql`
+          INSERT INTO ${tasks}
+            (task_id, owner, tool_name, arguments, status, status_message,
+             created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms)
+          SELECT ${param('taskId')}, ${param('owner')}, ${param('toolName')}, ${param('argumentsJson')}::jsonb,
+                 'working', ${param('statusMessage')}, clock.now, clock.now, ${param('ttlMs')}::bigint,
+                 clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint
+            FROM (SELECT date_trunc('milliseconds', now()) AS now) AS clock
+          RETURNING ${TRANSITION_COLUMNS}, ${msUntilExpiry}`,
+        sql`ms_until_expiry`,
+      ),
     ),
 
     taskObject: compileQuery<{ taskId: string }, TaskObjectRow>(db, (param) =>
@@ -47,36 +58,34 @@ export function taskStatements(db: Kysely<TaskDatabase>, schema: string) {
     ),
 
     /** A null message keeps the current one. */
-    setStatus: compileQuery<{ taskId: string; status: string; message: string | null }, never>(db, (param) =>
-      db
-        .updateTable('tasks')
-        .set({
-          status: sql`${param('status')}::text`,
-          status_message: sql`coalesce(${param('message')}::text, status_message)`,
-          last_updated_at: sql`now()`,
-        })
-        .where('task_id', '=', param('taskId'))
-        .where('status', 'in', OPEN_STATUSES)
-        .where(isLive),
+    setStatus: compileQuery<{ taskId: string; status: string; message: string | null }, Changed>(db, (param) =>
+      recordingTransition(
+        schema,
+        sql`
+          UPDATE ${tasks}
+             SET previous_status = status, status = ${param('status')}::text,
+                 status_message = coalesce(${param('message')}::text, status_message), last_updated_at = now()
+           WHERE task_id = ${param('taskId')} AND status IN ('working', 'input_required') AND ${isLive}
+          RETURNING ${TRANSITION_COLUMNS}`,
+        COUNT_CHANGED,
+      ),
     ),
 
     /** The terminal transition of completeTask and failTask: exactly one of result and error is set. */
     settle: compileQuery<
       { taskId: string; status: 'completed' | 'failed'; message: string; result: string | null; error: string | null },
-      never
+      Changed
     >(db, (param) =>
-      db
-        .updateTable('tasks')
-        .set({
-          status: sql`${param('status')}::text`,
-          status_message: param('message'),
-          result: sql`${param('result')}::jsonb`,
-          error: sql`${param('error')}::jsonb`,
-          last_updated_at: sql`now()`,
-        })
-        .where('task_id', '=', param('taskId'))
-        .where('status', 'in', OPEN_STATUSES)
-        .where(isLive),
+      recordingTransition(
+        schema,
+        sql`
+          UPDATE ${tasks}
+             SET previous_status = status, status = ${param('status')}::text, status_message = ${param('message')},
+                 result = ${param('result')}::jsonb, error = ${param('error')}::jsonb, last_updated_at = now()
+           WHERE task_id = ${param('taskId')} AND status IN ('working', 'input_required') AND ${isLive}
+          RETURNING ${TRANSITION_COLUMNS}`,
+        COUNT_CHANGED,
+      ),
     ),
   };
 }

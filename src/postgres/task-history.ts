@@ -1,0 +1,29 @@
+/**
+ * task_history gets one row per transition (the creation, then every change of status), appended
+ * by the statement that makes it: it commits with it and costs no extra round trip. Progress
+ * messages that keep the status are not transitions: the task row holds the latest one, and a
+ * tool reporting progress every second does not grow the history.
+ *
+ * A statement that changes a task's status or message sets `previous_status = status` (the SET
+ * reads the row it locked, so this is exact under concurrency) and returns
+ * {@link TRANSITION_COLUMNS}; {@link recordingTransition} wraps it.
+ */
+import { sql, type Expression, type RawBuilder } from 'kysely';
+
+export const TRANSITION_COLUMNS = sql`task_id, last_updated_at, previous_status, status, status_message`;
+
+/** `change` modifies tasks and returns {@link TRANSITION_COLUMNS}; `result` is selected from its rows. */
+export function recordingTransition<R>(
+  schema: string,
+  change: Expression<unknown> | RawBuilder<unknown>,
+  result: RawBuilder<unknown>,
+): RawBuilder<R> {
+  return sql<R>`
+    WITH changed AS (${change}),
+         history AS (
+           INSERT INTO ${sql.table(`${schema}.task_history`)} (task_id, at, from_status, to_status, message)
+           SELECT task_id, last_updated_at, previous_status, status, status_message FROM changed
+            WHERE previous_status IS DISTINCT FROM status
+         )
+    SELECT ${result} FROM changed`;
+}
