@@ -11,8 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrate, PostgresTaskStore, type TaskStore } from '../src/index.js';
-import { median, parseArgs } from './bench-support.js';
+import { migrate, PostgresTaskStore } from '../src/index.js';
+import { median, parseArgs, scriptPool, storeLifecycle } from './support.js';
 import { openScriptDatabase } from './database.js';
 
 const { seconds: SECONDS, rounds: ROUNDS } = parseArgs({ seconds: 3, rounds: 5 });
@@ -20,15 +20,6 @@ const CONCURRENCIES = [1, 16];
 const POOL_SIZE = 20;
 
 type Lifecycle = () => Promise<void>;
-
-function storeLifecycle(store: TaskStore): Lifecycle {
-  return async () => {
-    const { taskId } = await store.createTask({ toolName: 'bench', arguments: { n: 1 } });
-    await store.setStatus(taskId, 'working', 'step 1 of 1');
-    await store.completeTask(taskId, { content: [{ type: 'text', text: 'done' }] });
-    if (!(await store.getTaskResult(taskId))?.result) throw new Error('lost a result');
-  };
-}
 
 function floorLifecycle(pool: pg.Pool): Lifecycle {
   return async () => {
@@ -70,7 +61,7 @@ async function measure(lifecycle: Lifecycle, concurrency: number, seconds: numbe
 async function main(): Promise<void> {
   const database = await openScriptDatabase();
   console.log(`database: ${database.description}`);
-  const pools = { floor: new pg.Pool({ connectionString: database.connectionString, max: POOL_SIZE }) };
+  const pools = { floor: scriptPool(database.connectionString, POOL_SIZE) };
   await pools.floor.query(`
     DROP SCHEMA IF EXISTS bench_floor CASCADE;
     CREATE SCHEMA bench_floor;
@@ -83,7 +74,7 @@ async function main(): Promise<void> {
     await pools.floor.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await migrate({ connectionString: database.connectionString, schema });
   }
-  const storePools = [1, 2].map(() => new pg.Pool({ connectionString: database.connectionString, max: POOL_SIZE }));
+  const storePools = [1, 2].map(() => scriptPool(database.connectionString, POOL_SIZE));
   const stores = {
     listening: new PostgresTaskStore({ pool: storePools[0], schema: 'bench_listening', reaper: false }),
     pollOnly: new PostgresTaskStore({ pool: storePools[1], schema: 'bench_poll_only', reaper: false, listen: false }),
@@ -91,8 +82,8 @@ async function main(): Promise<void> {
 
   const contenders: [string, Lifecycle][] = [
     ['floor (raw pg)', floorLifecycle(pools.floor)],
-    ['store, listener on', storeLifecycle(stores.listening)],
-    ['store, poll-only', storeLifecycle(stores.pollOnly)],
+    ['store, listener on', () => storeLifecycle(stores.listening)],
+    ['store, poll-only', () => storeLifecycle(stores.pollOnly)],
   ];
   console.log(`${ROUNDS} rounds of ${SECONDS}s per contender and concurrency, alternating\n`);
   for (const concurrency of CONCURRENCIES) {

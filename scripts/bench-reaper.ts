@@ -12,12 +12,10 @@
  */
 import pg from 'pg';
 import { migrate, PostgresTaskStore } from '../src/index.js';
+import { parseArgs, percentile, scriptPool, sleep, storeLifecycle } from './support.js';
 import { openScriptDatabase } from './database.js';
 
-const args = Object.fromEntries(process.argv.slice(2).map((arg) => arg.replace(/^--/, '').split('=')));
-const ROWS = Number(args.rows ?? 200_000);
-const SECONDS = Number(args.seconds ?? 5);
-const CONCURRENCY = Number(args.concurrency ?? 4);
+const { rows: ROWS, seconds: SECONDS, concurrency: CONCURRENCY } = parseArgs({ rows: 200_000, seconds: 5, concurrency: 4 });
 const SCHEMA = 'bench_reaper';
 const INSERT_CHUNK = 50_000;
 
@@ -26,14 +24,6 @@ interface Latencies {
   p50: number;
   p99: number;
   max: number;
-}
-
-/** One live lifecycle, as a tool call on a server would drive it. */
-async function lifecycle(store: PostgresTaskStore): Promise<void> {
-  const { taskId } = await store.createTask({ toolName: 'bench', arguments: { n: 1 } });
-  await store.setStatus(taskId, 'working', 'step 1 of 1');
-  await store.completeTask(taskId, { content: [{ type: 'text', text: 'done' }] });
-  if (!(await store.getTaskResult(taskId))?.result) throw new Error('lost a result');
 }
 
 /** Runs `CONCURRENCY` loops of lifecycles until `until` resolves; returns their latencies in ms. */
@@ -45,19 +35,15 @@ async function measure(store: PostgresTaskStore, until: Promise<unknown>): Promi
     Array.from({ length: CONCURRENCY }, async () => {
       while (!stop) {
         const startedAt = performance.now();
-        await lifecycle(store);
+        await storeLifecycle(store);
         samples.push(performance.now() - startedAt);
       }
     }),
   );
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? Number.NaN;
-  return { count: samples.length, p50: at(0.5), p99: at(0.99), max: samples[samples.length - 1] ?? Number.NaN };
+  return { count: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99), max: percentile(samples, 100) };
 }
 
-function seconds(s: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, s * 1000));
-}
+const seconds = (s: number) => sleep(s * 1000);
 
 /** Inserts `rows` valid tasks that expired a moment ago, in a few set-based statements. */
 async function loadExpiredTasks(pool: pg.Pool, rows: number): Promise<void> {
@@ -86,7 +72,7 @@ function row(name: string, l: Latencies): string {
 async function main(): Promise<void> {
   const database = await openScriptDatabase();
   console.log(`database: ${database.description}`);
-  const admin = new pg.Pool({ connectionString: database.connectionString, max: 2 });
+  const admin = scriptPool(database.connectionString, 2);
   const { rows: version } = await admin.query<{ v: string }>(`SELECT current_setting('server_version') AS v`);
   console.log(`PostgreSQL ${version[0]!.v}; ${ROWS} expired tasks; ${CONCURRENCY} live lifecycles in flight\n`);
 
@@ -98,8 +84,8 @@ async function main(): Promise<void> {
   console.log(`loaded ${ROWS} expired tasks in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
 
   // Separate pools, as two application servers would have.
-  const livePool = new pg.Pool({ connectionString: database.connectionString, max: 10 });
-  const reaperPool = new pg.Pool({ connectionString: database.connectionString, max: 2 });
+  const livePool = scriptPool(database.connectionString, 10);
+  const reaperPool = scriptPool(database.connectionString, 2);
   const live = new PostgresTaskStore({ pool: livePool, schema: SCHEMA, reaper: false });
   // reaper: false so nothing runs before we ask; reapExpired() uses the default batch size.
   const reaper = new PostgresTaskStore({ pool: reaperPool, schema: SCHEMA, reaper: false });

@@ -9,7 +9,7 @@
  */
 import { migrate, PostgresTaskStore } from '../src/index.js';
 import { openScriptDatabase } from './database.js';
-import { parseArgs, percentile, sleep } from './bench-support.js';
+import { parseArgs, percentile, sleep } from './support.js';
 
 const args = parseArgs({ tasks: 1000, pollers: 200 });
 const POLL_INTERVAL_MS = 1000;

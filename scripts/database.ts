@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFreePort, importEmbeddedPostgres } from './embedded-postgres.js';
+import { findFreePort, importEmbeddedPostgres, stopServerNow } from './embedded-postgres.js';
 
 export interface ScriptDatabase {
   connectionString: string;
@@ -35,9 +35,11 @@ export async function openScriptDatabase(dataDirectory?: string): Promise<Script
     user: 'postgres',
     password: 'postgres',
     persistent,
-    onLog: () => {},
+    onLog: process.env.DEBUG_PG ? (m) => process.stderr.write(String(m)) : () => {},
     onError: (error) => console.error(String(error)),
   });
+  // A server an interrupted run left behind would hold the data directory.
+  stopServerNow(databaseDir);
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) await server.initialise();
   await server.start();
   return {

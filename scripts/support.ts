@@ -1,0 +1,48 @@
+/** Small helpers the scripts share. */
+import pg from 'pg';
+import type { TaskStore } from '../src/index.js';
+
+/** One task's life as a tool call drives it: create → set status → complete → read the result. */
+export async function storeLifecycle(store: TaskStore): Promise<void> {
+  const { taskId } = await store.createTask({ toolName: 'bench', arguments: { n: 1 } });
+  await store.setStatus(taskId, 'working', 'step 1 of 1');
+  await store.completeTask(taskId, { content: [{ type: 'text', text: 'done' }] });
+  if (!(await store.getTaskResult(taskId))?.result) throw new Error('lost a result');
+}
+
+/**
+ * A pool whose idle connections may die quietly: ending a pool does not wait for its sockets to
+ * close, and a server stopped right after would otherwise crash the script with their errors.
+ */
+export function scriptPool(connectionString: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** `--name=value` flags over numeric defaults. */
+export function parseArgs<T extends Record<string, number>>(defaults: T): T {
+  const given = Object.fromEntries(
+    process.argv.slice(2).map((arg) => {
+      const [name, value] = arg.replace(/^--/, '').split('=');
+      return [name, Number(value)];
+    }),
+  );
+  for (const [name, value] of Object.entries(given)) {
+    if (!(name in defaults) || !Number.isFinite(value)) throw new Error(`unknown or bad option --${name}`);
+  }
+  return { ...defaults, ...given };
+}
+
+export function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+export function median(samples: number[]): number {
+  return percentile(samples, 50);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
