@@ -76,15 +76,16 @@ CREATE INDEX tombstones_expired_idx ON {{schema}}.tombstones (expired_at);
 -- the task row only. Kept until the task is discarded or its tombstone purged; no foreign key, so
 -- a tombstoned task keeps its history until then.
 CREATE TABLE {{schema}}.task_history (
-  id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   task_id     text        NOT NULL,
+  id          bigint      GENERATED ALWAYS AS IDENTITY, -- the order of transitions
   at          timestamptz NOT NULL,
   from_status text,                 -- NULL for the creation
   to_status   text        NOT NULL,
-  message     text
-);
+  message     text,
 
-CREATE INDEX task_history_task_idx ON {{schema}}.task_history (task_id, id);
+  -- History is read a task at a time, in order: one index serves that and keeps rows unique.
+  PRIMARY KEY (task_id, id)
+);
 
 -- NOTIFY is a hint that a task changed in a way another instance may care about; receivers re-read
 -- the row. The payload is "<event>:<task_id>". NOTIFY takes a database-wide lock at commit, so a
