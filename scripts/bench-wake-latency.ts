@@ -9,7 +9,7 @@
  */
 import { migrate, PostgresTaskStore } from '../src/index.js';
 import { openScriptDatabase } from './database.js';
-import { parseArgs, percentile, sleep } from './support.js';
+import { parseArgs, percentile, scriptPool, sleep } from './support.js';
 
 const args = parseArgs({ tasks: 1000, pollers: 200 });
 const POLL_INTERVAL_MS = 1000;
@@ -18,7 +18,9 @@ const SCHEMA = 'bench_latency';
 async function main(): Promise<void> {
   const database = await openScriptDatabase();
   console.log(`database: ${database.description}`);
-  await migrate({ connectionString: database.connectionString, schema: SCHEMA });
+  const admin = scriptPool(database.connectionString, 1);
+  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+  await migrate({ pool: admin, schema: SCHEMA });
   const waiter = new PostgresTaskStore({ connectionString: database.connectionString, schema: SCHEMA, reaper: false });
   const completer = new PostgresTaskStore({ connectionString: database.connectionString, schema: SCHEMA, reaper: false });
   await new Promise<void>((resolve) => {
@@ -69,6 +71,8 @@ async function main(): Promise<void> {
   line('LISTEN/NOTIFY waiter', notified);
   line(`polling every ${POLL_INTERVAL_MS} ms (MCP SDK default)`, polled);
   await Promise.all([waiter.close(), completer.close()]);
+  await admin.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
+  await admin.end();
   await database.stop();
 }
 
