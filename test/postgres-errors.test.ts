@@ -4,7 +4,7 @@
  * validation leaves the database exactly as it was.
  */
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import {
   generateTaskId,
   migrate,
@@ -14,33 +14,24 @@ import {
   type ReaperPass,
   type TaskStoreErrorKind,
 } from '../src/index.js';
+import { useTestResources } from './support/postgres-stores.js';
 import { useTestDatabase } from './support/test-database.js';
-import { BOUND_MS, eventually, sleep, within } from './support/time.js';
+import { BOUND_MS, eventually, within } from './support/time.js';
 
 const database = useTestDatabase();
 const PASSWORD = 'S3cretPassw0rd';
 /** Port 1 refuses connections on any machine the tests run on. */
 const REFUSING_URL = `postgres://someuser:${PASSWORD}@127.0.0.1:1/db`;
 
-let admin: pg.Pool;
+const resources = useTestResources(database);
+const openStores = resources.stores;
 let schemas = 0;
-const openStores: PostgresTaskStore[] = [];
-
-beforeAll(() => {
-  admin = new pg.Pool({ connectionString: database.connectionString, max: 10 });
-});
-afterEach(async () => {
-  await Promise.all(openStores.splice(0).map((store) => store.close()));
-});
-afterAll(async () => {
-  await admin.end();
-});
 
 // -- Helpers ------------------------------------------------------------------------------------
 
 async function freshSchema(): Promise<string> {
   const schema = `errors_${++schemas}`;
-  await migrate({ pool: admin, schema });
+  await migrate({ pool: resources.admin, schema });
   return schema;
 }
 
@@ -184,7 +175,7 @@ describe('database failures', () => {
       expect((error as Error).message).toContain('never_migrated');
     }
     // The store is still usable once the schema exists.
-    await migrate({ pool: admin, schema: 'never_migrated' });
+    await migrate({ pool: resources.admin, schema: 'never_migrated' });
     const { taskId } = await store.createTask({ toolName: 'now-migrated' });
     expect((await store.getTask(taskId))?.status).toBe('working');
   });
@@ -229,7 +220,7 @@ describe('options', () => {
     ['defaultTtlMs Infinity', { defaultTtlMs: Number.POSITIVE_INFINITY }],
     ['defaultTtlMs as a string', { defaultTtlMs: '1000' as unknown as number }],
   ])('%s is refused with invalid_input', async (_, options) => {
-    const error = await constructionError({ pool: admin, listen: false, reaper: false, ...options });
+    const error = await constructionError({ pool: resources.admin, listen: false, reaper: false, ...options });
     expectStoreError(error, 'invalid_input');
   });
 
@@ -248,13 +239,13 @@ describe('options', () => {
     ['tombstoneRetentionMs -1', { tombstoneRetentionMs: -1 }],
     ['tombstoneRetentionMs NaN', { tombstoneRetentionMs: Number.NaN }],
   ])('reaper %s is refused with invalid_input', async (_, reaper) => {
-    const error = await constructionError({ pool: admin, listen: false, reaper });
+    const error = await constructionError({ pool: resources.admin, listen: false, reaper });
     expectStoreError(error, 'invalid_input');
   });
 
   test('valid options are accepted, with the default ttl applied', async () => {
     const schema = await freshSchema();
-    const store = openStore({ pool: admin, schema, defaultTtlMs: 12_345, limits: { maxPayloadBytes: 1000, maxTasksPerOwner: 5 } });
+    const store = openStore({ pool: resources.admin, schema, defaultTtlMs: 12_345, limits: { maxPayloadBytes: 1000, maxTasksPerOwner: 5 } });
     const { taskId } = await store.createTask({ toolName: 'defaults' });
     expect((await store.getTask(taskId))?.ttlMs).toBe(12_345);
   });
@@ -291,7 +282,7 @@ describe('close', () => {
     await Promise.all([1, 2, 3].map(() => store.createTask({ toolName: 'parallel' })));
 
     const connections = async () => {
-      const { rows } = await admin.query<{ n: number }>(
+      const { rows } = await resources.admin.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
           WHERE datname = current_database() AND application_name IN ($1, 'mcp-task-store-listener')`,
         [probe],
@@ -305,7 +296,7 @@ describe('close', () => {
 
   test('after close() every method rejects with a TaskStoreError', async () => {
     const schema = await freshSchema();
-    const store = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });
     const { taskId: id } = await store.createTask({ toolName: 'closed' });
     await store.close();
 
@@ -337,13 +328,13 @@ describe('close', () => {
       expect((error as TaskStoreError).kind, name).toBe('backend');
     }
     // Nothing was written after close.
-    const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.tasks`);
+    const { rows } = await resources.admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.tasks`);
     expect(rows).toEqual([{ n: 1 }]);
   });
 
   test('after close() waitForCompletion returns a rejected promise rather than throwing', async () => {
     const schema = await freshSchema();
-    const store = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });
     const { taskId } = await store.createTask({ toolName: 'closed' });
     await store.close();
     let returned: Promise<unknown> | undefined;
@@ -355,19 +346,19 @@ describe('close', () => {
 
   test('a pending waitForCompletion rejects with a backend error when the store closes', async () => {
     const schema = await freshSchema();
-    const store = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });
     openStores.push(store);
     const { taskId } = await store.createTask({ toolName: 'waited' });
     const waiting = store.waitForCompletion(taskId);
     await eventually('the waiter registering', async () => {
-      const { rows } = await admin.query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
+      const { rows } = await resources.admin.query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
       return rows[0]?.awaited === true;
     });
     const outcome = rejection('the pending wait', waiting);
     await store.close();
     expectStoreError(await outcome, 'backend');
     // The task itself lives on.
-    const { rows } = await admin.query(`SELECT status FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
+    const { rows } = await resources.admin.query(`SELECT status FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
     expect(rows).toEqual([{ status: 'working' }]);
   });
 
@@ -378,10 +369,10 @@ describe('close', () => {
     await expect(Promise.all([owned.close(), owned.close()])).resolves.toBeDefined();
     await expect(owned.close()).resolves.toBeUndefined();
 
-    const borrowed = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    const borrowed = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });
     await borrowed.close();
     await expect(borrowed.close()).resolves.toBeUndefined();
-    expect((await admin.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    expect((await resources.admin.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
 });
 
@@ -390,7 +381,7 @@ describe('close', () => {
 describe('bad input', () => {
   test('calls refused with invalid_input or invalid_transition leave the row, its requests and its history unchanged', async () => {
     const schema = await freshSchema();
-    const store = openStore({ pool: admin, schema });
+    const store = openStore({ pool: resources.admin, schema });
     const { taskId: id } = await store.createTask({ toolName: 'guarded', arguments: { a: 1 }, owner: 'erin' });
     await store.setTaskMeta(id, { m: 1 });
     await store.requireInput(id, { answered: { method: 'roots/list' } }, 'first question');
@@ -398,12 +389,12 @@ describe('bad input', () => {
     await store.requireInput(id, { open: { method: 'roots/list' } }, 'second question');
 
     const snapshot = async () => ({
-      task: (await admin.query(`SELECT to_jsonb(t) AS row FROM ${schema}.tasks AS t WHERE task_id = $1`, [id])).rows,
+      task: (await resources.admin.query(`SELECT to_jsonb(t) AS row FROM ${schema}.tasks AS t WHERE task_id = $1`, [id])).rows,
       requests: (
-        await admin.query(`SELECT to_jsonb(r) AS row FROM ${schema}.input_requests AS r WHERE task_id = $1 ORDER BY request_key`, [id])
+        await resources.admin.query(`SELECT to_jsonb(r) AS row FROM ${schema}.input_requests AS r WHERE task_id = $1 ORDER BY request_key`, [id])
       ).rows,
-      history: (await admin.query(`SELECT to_jsonb(h) AS row FROM ${schema}.task_history AS h WHERE task_id = $1 ORDER BY id`, [id])).rows,
-      tombstones: (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.tombstones`)).rows,
+      history: (await resources.admin.query(`SELECT to_jsonb(h) AS row FROM ${schema}.task_history AS h WHERE task_id = $1 ORDER BY id`, [id])).rows,
+      tombstones: (await resources.admin.query(`SELECT count(*)::int AS n FROM ${schema}.tombstones`)).rows,
     });
     const before = await snapshot();
     expect(before.task).toHaveLength(1);

@@ -7,31 +7,21 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { migrate, PostgresTaskStore, TaskStoreError, type PostgresTaskStoreOptions } from '../src/index.js';
 import { notificationChannel } from '../src/postgres/schema-name.js';
+import { useTestResources } from './support/postgres-stores.js';
 import { useTestDatabase } from './support/test-database.js';
-import { eventually, sleep, stillPending, within } from './support/time.js';
+import { eventually, stillPending, within } from './support/time.js';
 
 const database = useTestDatabase();
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXPECTED_TABLES = ['input_requests', 'kysely_migration', 'kysely_migration_lock', 'task_history', 'tasks', 'tombstones'];
 
-let admin: pg.Pool;
+const resources = useTestResources(database);
+const openStores = resources.stores;
+const openClients = resources.clients;
 let schemas = 0;
-const openStores: PostgresTaskStore[] = [];
-const openClients: pg.Client[] = [];
-
-beforeAll(() => {
-  admin = new pg.Pool({ connectionString: database.connectionString, max: 10 });
-});
-afterEach(async () => {
-  await Promise.all(openClients.splice(0).map((client) => client.end().catch(() => {})));
-  await Promise.all(openStores.splice(0).map((store) => store.close()));
-});
-afterAll(async () => {
-  await admin.end();
-});
 
 // -- Helpers ------------------------------------------------------------------------------------
 
@@ -40,7 +30,7 @@ function schemaName(prefix: string): string {
 }
 
 function openStore(options: PostgresTaskStoreOptions): PostgresTaskStore {
-  const store = new PostgresTaskStore({ pool: admin, reaper: false, ...options });
+  const store = new PostgresTaskStore({ pool: resources.admin, reaper: false, ...options });
   openStores.push(store);
   return store;
 }
@@ -53,7 +43,7 @@ async function openClient(): Promise<pg.Client> {
 }
 
 async function tablesOf(schema: string): Promise<string[]> {
-  const { rows } = await admin.query<{ table_name: string }>(
+  const { rows } = await resources.admin.query<{ table_name: string }>(
     `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
     [schema],
   );
@@ -61,7 +51,7 @@ async function tablesOf(schema: string): Promise<string[]> {
 }
 
 async function schemaNames(): Promise<string[]> {
-  const { rows } = await admin.query<{ nspname: string }>('SELECT nspname FROM pg_namespace ORDER BY nspname');
+  const { rows } = await resources.admin.query<{ nspname: string }>('SELECT nspname FROM pg_namespace ORDER BY nspname');
   return rows.map((row) => row.nspname);
 }
 
@@ -72,7 +62,7 @@ async function schemaNames(): Promise<string[]> {
  */
 async function describeSchema(schema: string): Promise<Record<string, unknown[]>> {
   const anonymise = (rows: unknown[]) => JSON.parse(JSON.stringify(rows).replaceAll(schema, '<schema>')) as unknown[];
-  const query = async (text: string) => anonymise((await admin.query(text, [schema])).rows);
+  const query = async (text: string) => anonymise((await resources.admin.query(text, [schema])).rows);
   return {
     columns: await query(
       `SELECT table_name, column_name, ordinal_position, data_type, is_nullable, column_default, is_identity
@@ -98,7 +88,7 @@ async function describeSchema(schema: string): Promise<Record<string, unknown[]>
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY c.relname`,
     ),
     applied: anonymise(
-      (await admin.query(`SELECT name FROM ${schema}.kysely_migration ORDER BY name`)).rows,
+      (await resources.admin.query(`SELECT name FROM ${schema}.kysely_migration ORDER BY name`)).rows,
     ),
   };
 }
@@ -138,13 +128,13 @@ describe('migrate', () => {
       expect(applied).toEqual([['0001_tasks'], [], []]);
       expect(await tablesOf(schema)).toEqual(EXPECTED_TABLES);
       expect(await migrate({ connectionString: database.connectionString, schema })).toEqual({ applied: [] });
-      expect(await migrate({ pool: admin, schema })).toEqual({ applied: [] });
+      expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: [] });
     }
   });
 
   test('a migrated schema holds exactly the expected tables and a working store', async () => {
     const schema = schemaName('fresh');
-    expect(await migrate({ pool: admin, schema })).toEqual({ applied: ['0001_tasks'] });
+    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ['0001_tasks'] });
     expect(await tablesOf(schema)).toEqual(EXPECTED_TABLES);
     const store = openStore({ schema });
     const { taskId } = await store.createTask({ toolName: 'probe' });
@@ -152,14 +142,14 @@ describe('migrate', () => {
   });
 
   test('the schema defaults to mcp_tasks, for migrate and for the store', async () => {
-    expect(await migrate({ pool: admin })).toEqual({ applied: ['0001_tasks'] });
+    expect(await migrate({ pool: resources.admin })).toEqual({ applied: ['0001_tasks'] });
     expect(await tablesOf('mcp_tasks')).toEqual(EXPECTED_TABLES);
     const store = openStore({});
     expect(store.schema).toBe('mcp_tasks');
     const { taskId } = await store.createTask({ toolName: 'probe' });
-    const { rows } = await admin.query('SELECT task_id FROM mcp_tasks.tasks');
+    const { rows } = await resources.admin.query('SELECT task_id FROM mcp_tasks.tasks');
     expect(rows).toEqual([{ task_id: taskId }]);
-    expect(await migrate({ pool: admin })).toEqual({ applied: [] });
+    expect(await migrate({ pool: resources.admin })).toEqual({ applied: [] });
   });
 
   test('a caller-owned pool stays open; a pool migrate() made itself is ended', async () => {
@@ -179,7 +169,7 @@ describe('migrate', () => {
       applied: ['0001_tasks'],
     });
     await eventually('migrate() closing its own connections', async () => {
-      const { rows } = await admin.query<{ n: number }>(
+      const { rows } = await resources.admin.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
         [probe],
       );
@@ -190,14 +180,14 @@ describe('migrate', () => {
   test('a 63-byte schema name is accepted and gets a NOTIFY channel of its own', async () => {
     const schema = `long_${schemas++}_`.padEnd(63, 'x');
     expect(Buffer.byteLength(schema)).toBe(63);
-    expect(await migrate({ pool: admin, schema })).toEqual({ applied: ['0001_tasks'] });
+    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ['0001_tasks'] });
     const store = openStore({ schema });
     const { taskId } = await store.createTask({ toolName: 'long' });
     const waiting = store.waitForCompletion(taskId);
     // A second instance completes it: only a notification (or the slow poll) can wake the first.
     const other = openStore({ schema });
     await eventually('the waiter registering', async () => {
-      const { rows } = await admin.query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
+      const { rows } = await resources.admin.query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
       return rows[0]?.awaited === true;
     });
     expect(await other.completeTask(taskId, { content: [] })).toBe(true);
@@ -257,8 +247,8 @@ describe('schema names', () => {
 describe('two schemas in one database', () => {
   test('share no rows: a task of one is invisible to a store on the other', async () => {
     const [a, b] = [schemaName('iso_a'), schemaName('iso_b')];
-    await migrate({ pool: admin, schema: a });
-    await migrate({ pool: admin, schema: b });
+    await migrate({ pool: resources.admin, schema: a });
+    await migrate({ pool: resources.admin, schema: b });
     const storeA = openStore({ schema: a });
     const storeB = openStore({ schema: b });
 
@@ -278,28 +268,28 @@ describe('two schemas in one database', () => {
 
   test('share no reaper: a pass on one leaves the other’s expired rows alone', async () => {
     const [a, b] = [schemaName('iso_a'), schemaName('iso_b')];
-    await migrate({ pool: admin, schema: a });
-    await migrate({ pool: admin, schema: b });
+    await migrate({ pool: resources.admin, schema: a });
+    await migrate({ pool: resources.admin, schema: b });
     const storeA = openStore({ schema: a });
     const storeB = openStore({ schema: b });
     const { taskId } = await storeA.createTask({ toolName: 'expired', ttlMs: 0 });
 
     expect(await storeB.reapExpired()).toEqual({ tombstoned: 0, purged: 0 });
-    expect((await admin.query(`SELECT 1 FROM ${a}.tasks WHERE task_id = $1`, [taskId])).rowCount).toBe(1);
+    expect((await resources.admin.query(`SELECT 1 FROM ${a}.tasks WHERE task_id = $1`, [taskId])).rowCount).toBe(1);
     expect(await storeA.reapExpired()).toEqual({ tombstoned: 1, purged: 0 });
   });
 
   test('share no notifications: a waiter on one schema is not woken by the other', async () => {
     const [a, b] = [schemaName('iso_a'), schemaName('iso_b')];
-    await migrate({ pool: admin, schema: a });
-    await migrate({ pool: admin, schema: b });
+    await migrate({ pool: resources.admin, schema: a });
+    await migrate({ pool: resources.admin, schema: b });
     expect(notificationChannel(a)).not.toBe(notificationChannel(b));
     const storeA = openStore({ schema: a });
     const storeB = openStore({ schema: b });
 
     // The same task id in both schemas, both running.
     const { taskId } = await storeA.createTask({ toolName: 'twin' });
-    await admin.query(`INSERT INTO ${b}.tasks SELECT * FROM ${a}.tasks WHERE task_id = $1`, [taskId]);
+    await resources.admin.query(`INSERT INTO ${b}.tasks SELECT * FROM ${a}.tasks WHERE task_id = $1`, [taskId]);
 
     // Raw listeners on both channels, to see what each schema announces.
     const heard: Record<'a' | 'b', string[]> = { a: [], b: [] };
@@ -312,7 +302,7 @@ describe('two schemas in one database', () => {
     const waiterA = storeA.waitForCompletion(taskId);
     const waiterB = storeB.waitForCompletion(taskId);
     await eventually('both waiters registering', async () => {
-      const { rows } = await admin.query<{ n: number }>(
+      const { rows } = await resources.admin.query<{ n: number }>(
         `SELECT (SELECT count(*) FROM ${a}.tasks WHERE task_id = $1 AND awaited)
               + (SELECT count(*) FROM ${b}.tasks WHERE task_id = $1 AND awaited) AS n`,
         [taskId],
@@ -325,7 +315,7 @@ describe('two schemas in one database', () => {
     expect(snapshotA?.result).toEqual({ content: [{ type: 'text', text: 'from a' }] });
     await eventually('a’s channel announcing the completion', async () => heard.a.includes(`status:${taskId}`));
     // A marker sent on b's channel after a's commit arrives after anything a's commit sent there.
-    await admin.query('SELECT pg_notify($1, $2)', [notificationChannel(b), 'marker']);
+    await resources.admin.query('SELECT pg_notify($1, $2)', [notificationChannel(b), 'marker']);
     await eventually('the marker on b’s channel', async () => heard.b.includes('marker'));
     expect(heard.b).toEqual(['marker']);
 
@@ -351,11 +341,11 @@ describe('npx kysely migrate:latest', () => {
     expect(first.stdout + first.stderr).toContain('0001_tasks');
     expect(await tablesOf(viaCli)).toEqual(EXPECTED_TABLES);
     // migrate() finds the CLI's bookkeeping and has nothing left to do, and vice versa.
-    expect(await migrate({ pool: admin, schema: viaCli })).toEqual({ applied: [] });
+    expect(await migrate({ pool: resources.admin, schema: viaCli })).toEqual({ applied: [] });
     const again = await migrateWithCli(viaCli);
     expect(again.stdout + again.stderr).not.toContain('0001_tasks');
 
-    expect(await migrate({ pool: admin, schema: viaApi })).toEqual({ applied: ['0001_tasks'] });
+    expect(await migrate({ pool: resources.admin, schema: viaApi })).toEqual({ applied: ['0001_tasks'] });
     const cliAfterApi = await migrateWithCli(viaApi);
     expect(cliAfterApi.stdout + cliAfterApi.stderr).not.toContain('0001_tasks');
 
@@ -370,7 +360,7 @@ describe('npx kysely migrate:latest', () => {
     const waiting = store.waitForCompletion(taskId);
     const other = openStore({ schema: viaCli });
     await eventually('the waiter registering', async () => {
-      const { rows } = await admin.query(`SELECT awaited FROM ${viaCli}.tasks WHERE task_id = $1`, [taskId]);
+      const { rows } = await resources.admin.query(`SELECT awaited FROM ${viaCli}.tasks WHERE task_id = $1`, [taskId]);
       return rows[0]?.awaited === true;
     });
     await other.failTask(taskId, { code: -32000, message: 'boom' });

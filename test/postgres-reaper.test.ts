@@ -6,7 +6,7 @@
  * Every test works in a schema of its own, so counts returned by a pass are exact.
  */
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import {
   migrate,
   PostgresTaskStore,
@@ -14,6 +14,7 @@ import {
   type PostgresTaskStoreOptions,
   type ReaperPass,
 } from '../src/index.js';
+import { useTestResources } from './support/postgres-stores.js';
 import { useTestDatabase } from './support/test-database.js';
 import { eventually, sleep, within } from './support/time.js';
 
@@ -21,27 +22,16 @@ const database = useTestDatabase();
 /** An automatic interval long enough that only the start-up pass ever runs during a test. */
 const HOUR_MS = 3_600_000;
 
-let admin: pg.Pool;
+const resources = useTestResources(database);
+const openStores = resources.stores;
+const openClients = resources.clients;
 let schemas = 0;
-const openStores: PostgresTaskStore[] = [];
-const openClients: pg.Client[] = [];
-
-beforeAll(() => {
-  admin = new pg.Pool({ connectionString: database.connectionString, max: 10 });
-});
-afterEach(async () => {
-  await Promise.all(openClients.splice(0).map((client) => client.end().catch(() => {})));
-  await Promise.all(openStores.splice(0).map((store) => store.close()));
-});
-afterAll(async () => {
-  await admin.end();
-});
 
 // -- Helpers ------------------------------------------------------------------------------------
 
 async function freshSchema(): Promise<string> {
   const schema = `reaper_${++schemas}`;
-  await migrate({ pool: admin, schema });
+  await migrate({ pool: resources.admin, schema });
   return schema;
 }
 
@@ -53,7 +43,7 @@ async function openStore(
   schema: string,
   options: Omit<PostgresTaskStoreOptions, 'schema'> = {},
 ): Promise<PostgresTaskStore> {
-  const store = new PostgresTaskStore({ pool: admin, ...options, schema });
+  const store = new PostgresTaskStore({ pool: resources.admin, ...options, schema });
   openStores.push(store);
   if (options.reaper !== false) {
     const firstPass = new Promise((resolve) => store.onReaperPass(resolve));
@@ -71,7 +61,7 @@ async function openClient(): Promise<pg.Client> {
 }
 
 async function count(schema: string, table: string, taskId?: string): Promise<number> {
-  const { rows } = await admin.query<{ n: number }>(
+  const { rows } = await resources.admin.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM ${schema}.${table}${taskId === undefined ? '' : ' WHERE task_id = $1'}`,
     taskId === undefined ? [] : [taskId],
   );
@@ -83,7 +73,7 @@ async function count(schema: string, table: string, taskId?: string): Promise<nu
  * the tasks table: 32 hex ids, a known status, ttl_ms and expires_at both set.
  */
 async function insertExpiredTasks(schema: string, n: number): Promise<void> {
-  await admin.query(
+  await resources.admin.query(
     `INSERT INTO ${schema}.tasks
        (task_id, owner, tool_name, arguments, status, status_message,
         created_at, last_updated_at, ttl_ms, expires_at)
@@ -209,7 +199,7 @@ describe('tombstones', () => {
     const historyBefore = await count(schema, 'task_history', taskId);
     expect(historyBefore).toBeGreaterThanOrEqual(3);
 
-    const { rows: created } = await admin.query<{ created_at: Date }>(
+    const { rows: created } = await resources.admin.query<{ created_at: Date }>(
       `SELECT created_at FROM ${schema}.tasks WHERE task_id = $1`,
       [taskId],
     );
@@ -219,7 +209,7 @@ describe('tombstones', () => {
 
     expect(await count(schema, 'tasks', taskId)).toBe(0);
     expect(await count(schema, 'input_requests', taskId)).toBe(0);
-    const { rows: tombstones } = await admin.query<{ row: Record<string, unknown> }>(
+    const { rows: tombstones } = await resources.admin.query<{ row: Record<string, unknown> }>(
       `SELECT to_jsonb(t) AS row FROM ${schema}.tombstones AS t WHERE task_id = $1`,
       [taskId],
     );
@@ -230,19 +220,19 @@ describe('tombstones', () => {
     expect(tombstone.owner).toBe('bob');
     expect(new Date(tombstone.expired_at as string).getTime()).toBe(created[0]!.created_at.getTime());
     expect(new Date(tombstone.tombstoned_at as string).getTime()).toBeGreaterThanOrEqual(created[0]!.created_at.getTime());
-    const { rows: columns } = await admin.query<{ column_name: string }>(
+    const { rows: columns } = await resources.admin.query<{ column_name: string }>(
       `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'tombstones' ORDER BY column_name`,
       [schema],
     );
     expect(columns.map((c) => c.column_name)).toEqual(['expired_at', 'owner', 'task_id', 'tombstoned_at']);
 
     // No table of the schema holds any of the task's content any more.
-    const { rows: tables } = await admin.query<{ table_name: string }>(
+    const { rows: tables } = await resources.admin.query<{ table_name: string }>(
       `SELECT table_name FROM information_schema.tables WHERE table_schema = $1`,
       [schema],
     );
     for (const { table_name } of tables) {
-      const { rows } = await admin.query<{ n: number }>(
+      const { rows } = await resources.admin.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM ${schema}.${table_name} AS t WHERE to_jsonb(t)::text LIKE '%secret-%'`,
       );
       expect(rows[0]!.n, `rows of ${table_name} mentioning the payload`).toBe(0);
@@ -292,7 +282,7 @@ describe('concurrent reapers', () => {
     expect(fromA.purged + fromB.purged).toBe(0);
     expect(await count(schema, 'tasks')).toBe(0);
     expect(await count(schema, 'tombstones')).toBe(3000);
-    const { rows } = await admin.query<{ owners: string[] }>(
+    const { rows } = await resources.admin.query<{ owners: string[] }>(
       `SELECT array_agg(DISTINCT owner) AS owners FROM ${schema}.tombstones`,
     );
     expect(rows[0]!.owners).toEqual(['bulk-owner']);
@@ -309,14 +299,14 @@ describe('concurrent reapers', () => {
     // A tombstone due for purging whose history row another transaction holds: the purger's pass
     // gets as far as deleting that history and waits there, inside its purge phase.
     const stuck = 'f'.repeat(32);
-    await admin.query(`INSERT INTO ${schema}.tombstones (task_id, owner, expired_at) VALUES ($1, NULL, now() - interval '1 second')`, [stuck]);
-    await admin.query(`INSERT INTO ${schema}.task_history (task_id, at, from_status, to_status, message) VALUES ($1, now(), NULL, 'working', NULL)`, [stuck]);
+    await resources.admin.query(`INSERT INTO ${schema}.tombstones (task_id, owner, expired_at) VALUES ($1, NULL, now() - interval '1 second')`, [stuck]);
+    await resources.admin.query(`INSERT INTO ${schema}.task_history (task_id, at, from_status, to_status, message) VALUES ($1, now(), NULL, 'working', NULL)`, [stuck]);
     const blocker = await openClient();
     await blocker.query('BEGIN');
     await blocker.query(`SELECT 1 FROM ${schema}.task_history WHERE task_id = $1 FOR UPDATE`, [stuck]);
     const purging = purger.reapExpired();
     await eventually('the purger waiting inside its purge phase', async () => {
-      const { rows } = await admin.query<{ n: number }>(
+      const { rows } = await resources.admin.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%task_history%'`,
       );
@@ -338,7 +328,7 @@ describe('concurrent reapers', () => {
 
   test('a token held by one instance is raised when another instance’s reaper tombstones the task', async () => {
     const schema = await freshSchema();
-    const holder = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    const holder = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });
     openStores.push(holder);
     await within('the holder listening', waitUntilListening(holder));
     const reaper = await openStore(schema, { reaper: { intervalMs: HOUR_MS } });
@@ -408,7 +398,7 @@ describe('concurrent reapers', () => {
     let passDone = false;
     const pass = store.reapExpired().finally(() => (passDone = true));
     await eventually('the reaper waiting inside its batch', async () => {
-      const { rows } = await admin.query<{ n: number }>(
+      const { rows } = await resources.admin.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%tombstones%'`,
       );
@@ -464,7 +454,7 @@ describe('the automatic reaper', () => {
     const schema = await freshSchema();
     // Rows that any start-up pass would take.
     await insertExpiredTasks(schema, 3);
-    const store = new PostgresTaskStore({ pool: admin, schema, reaper: false });
+    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });
     openStores.push(store);
     const { passes } = recordPasses(store);
 
@@ -482,7 +472,7 @@ describe('the automatic reaper', () => {
   test('the start-up pass of an enabled reaper takes the rows at once', async () => {
     const schema = await freshSchema();
     await insertExpiredTasks(schema, 3);
-    const store = new PostgresTaskStore({ pool: admin, schema, reaper: { intervalMs: HOUR_MS } });
+    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: { intervalMs: HOUR_MS } });
     openStores.push(store);
     const firstPass = new Promise((resolve) => store.onReaperPass(resolve));
     expect(await within('the start-up pass', firstPass)).toEqual({ tombstoned: 3, purged: 0 });
@@ -491,7 +481,7 @@ describe('the automatic reaper', () => {
 
   test('stops with close()', async () => {
     const schema = await freshSchema();
-    const store = new PostgresTaskStore({ pool: admin, schema, reaper: { intervalMs: 20 } });
+    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: { intervalMs: 20 } });
     const { passes } = recordPasses(store);
     await eventually('a few automatic passes', async () => passes.length >= 3);
     await store.close();
@@ -524,7 +514,7 @@ describe('onReaperPass', () => {
 
   test('reports a failed pass as an error, and the automatic reaper carries on until the schema is fixed', async () => {
     const schema = `reaper_${++schemas}`; // not migrated yet
-    const store = new PostgresTaskStore({ pool: admin, schema, reaper: { intervalMs: 50 }, listen: false });
+    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: { intervalMs: 50 }, listen: false });
     openStores.push(store);
     const { passes } = recordPasses(store);
 
@@ -533,7 +523,7 @@ describe('onReaperPass', () => {
     await expect(store.reapExpired()).rejects.toMatchObject({ name: 'TaskStoreError', kind: 'backend' });
     await eventually('another automatic pass failing', async () => passes.filter((p) => p instanceof Error).length >= 3);
 
-    await migrate({ pool: admin, schema });
+    await migrate({ pool: resources.admin, schema });
     await insertExpiredTasks(schema, 2);
     const recovered = passWhere(store, (outcome) => !(outcome instanceof Error) && outcome.tombstoned > 0);
     expect(await within('a pass after the migration', recovered)).toEqual({ tombstoned: 2, purged: 0 });

@@ -57,7 +57,7 @@ import { preparingPool } from './prepared-statements.js';
 import { Reaper, reaperOptionsSchema, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
-import { isLive, msUntilExpiry, OPEN_STATUSES, TASK_OBJECT_COLUMNS, toSnapshot, toTaskObject, type TaskObjectRow } from './task-rows.js';
+import { isLive, msUntilExpiry, OPEN_STATUSES, TASK_OBJECT_COLUMNS, toTaskObject, type TaskObjectRow } from './task-rows.js';
 import { recordingTransition, TRANSITION_COLUMNS } from './task-history.js';
 import { COUNT_CHANGED, taskStatements, type Changed, type NewTask, type TaskStatements } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';

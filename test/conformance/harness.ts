@@ -6,7 +6,7 @@
  * passing store never reaches, so a slow store fails with a message instead of hanging.
  */
 import { afterEach, expect } from 'vitest';
-import { BOUND_MS, within } from '../support/time.js';
+import { within } from '../support/time.js';
 import {
   TaskStoreError,
   generateTaskId,

@@ -3,7 +3,7 @@
  * pool, as separate server instances would be. Everything opened is closed after each test.
  */
 import pg from 'pg';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { migrate, PostgresTaskStore, type PostgresTaskStoreOptions } from '../../src/index.js';
 import { useTestDatabase } from './test-database.js';
 
@@ -64,4 +64,36 @@ export function listening(store: PostgresTaskStore): Promise<void> {
       }
     });
   });
+}
+
+/**
+ * A test file's shared admin pool, and the stores and clients each test opens: push them onto
+ * `stores` / `clients` and they are closed after the test.
+ */
+export function useTestResources(database: { readonly connectionString: string }): {
+  readonly admin: pg.Pool;
+  readonly stores: PostgresTaskStore[];
+  readonly clients: pg.Client[];
+} {
+  let admin: pg.Pool | undefined;
+  const stores: PostgresTaskStore[] = [];
+  const clients: pg.Client[] = [];
+  beforeAll(() => {
+    admin = new pg.Pool({ connectionString: database.connectionString, max: 10 });
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.end().catch(() => {})));
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+  });
+  afterAll(async () => {
+    await admin?.end();
+  });
+  return {
+    get admin() {
+      if (!admin) throw new Error('the admin pool exists once beforeAll has run');
+      return admin;
+    },
+    stores,
+    clients,
+  };
 }
