@@ -3,7 +3,7 @@
  * no credentials, options are validated up front, close() is orderly, and input that fails
  * validation leaves the database exactly as it was.
  */
-import pg from 'pg';
+import { createPool } from '../src/postgres/pool.js';
 import { describe, expect, test } from 'vitest';
 import {
   generateTaskId,
@@ -193,7 +193,7 @@ describe('database failures', () => {
   });
 
   test('migrate() with a caller pool to an unreachable server: a backend error, and the pool stays the caller’s', async () => {
-    const pool = new pg.Pool({ connectionString: REFUSING_URL });
+    const pool = createPool(REFUSING_URL, 10);
     try {
       const error = await rejection('migrate', migrate({ pool, schema: 'anything' }));
       expectStoreError(error, 'backend');
@@ -256,7 +256,7 @@ describe('options', () => {
 describe('close', () => {
   test('leaves a caller-owned pool usable', async () => {
     const schema = await freshSchema();
-    const pool = new pg.Pool({ connectionString: database.connectionString, max: 3 });
+    const pool = createPool(database.connectionString, 3);
     try {
       const store = new PostgresTaskStore({ pool, schema, reaper: { intervalMs: 60_000 } });
       await store.createTask({ toolName: 'before-close' });

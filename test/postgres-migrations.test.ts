@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { createPool } from '../src/postgres/pool.js';
 import { describe, expect, test } from 'vitest';
 import { migrate, PostgresTaskStore, TaskStoreError, type PostgresTaskStoreOptions } from '../src/index.js';
 import { notificationChannel } from '../src/postgres/schema-name.js';
@@ -153,7 +154,7 @@ describe('migrate', () => {
   });
 
   test('a caller-owned pool stays open; a pool migrate() made itself is ended', async () => {
-    const pool = new pg.Pool({ connectionString: database.connectionString, max: 2 });
+    const pool = createPool(database.connectionString, 2);
     try {
       expect(await migrate({ pool, schema: schemaName('own_pool') })).toEqual({ applied: ['0001_tasks'] });
       expect(pool.ended).toBe(false);
@@ -211,7 +212,7 @@ describe('schema names', () => {
 
   test.each(invalid)('%s is refused with invalid_input by migrate and the store, creating nothing', async (_, schema) => {
     const before = await schemaNames();
-    const pool = new pg.Pool({ connectionString: database.connectionString, max: 1 });
+    const pool = createPool(database.connectionString, 1);
     try {
       const viaPool = await migrate({ pool, schema: schema as string }).catch((error: unknown) => error);
       expectInvalidInput(viaPool);

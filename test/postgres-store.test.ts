@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
+import { createPool } from '../src/postgres/pool.js';
 import { afterAll, beforeAll } from 'vitest';
 import { PostgresTaskStore } from '../src/index.js';
 import { MIGRATIONS_DIRECTORY, renderMigration } from '../src/postgres/migrate.js';
@@ -13,7 +14,7 @@ let schemas = 0;
 let migrationSql: string[];
 
 beforeAll(async () => {
-  pool = new pg.Pool({ connectionString: database.connectionString, max: 20 });
+  pool = createPool(database.connectionString, 20);
   const files = (await readdir(MIGRATIONS_DIRECTORY)).filter((file) => file.endsWith('.sql')).sort();
   migrationSql = await Promise.all(files.map((file) => readFile(join(MIGRATIONS_DIRECTORY, file), 'utf8')));
 });

@@ -1,6 +1,7 @@
 /** Every SQL block in the README runs against a migrated schema holding real tasks. */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { createPool } from '../src/postgres/pool.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore } from '../src/index.js';
 import { useTestDatabase } from './support/test-database.js';
@@ -14,7 +15,7 @@ let store: PostgresTaskStore;
 let taskIds: Record<'completed' | 'asking' | 'failed', string>;
 
 beforeAll(async () => {
-  pool = new pg.Pool({ connectionString: database.connectionString });
+  pool = createPool(database.connectionString, 10);
   await migrate({ pool, schema: 'mcp_tasks' });
   store = new PostgresTaskStore({ pool, reaper: false });
   const completed = (await store.createTask({ toolName: 'render_report' })).taskId;

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Kysely, Migrator, PostgresDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import { toBackendError } from './backend-error.js';
+import { createPool } from './pool.js';
 import { notificationChannel, quoteIdentifier, quoteLiteral, validateSchemaName } from './schema-name.js';
 
 export const MIGRATIONS_DIRECTORY = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -67,7 +68,7 @@ export interface MigrateOptions {
  */
 export async function migrate(options: MigrateOptions): Promise<{ applied: string[] }> {
   const schema = validateSchemaName(options.schema);
-  const ownPool = options.pool ? undefined : new pg.Pool({ connectionString: options.connectionString, max: 1 });
+  const ownPool = options.pool ? undefined : createPool(options.connectionString, 1);
   const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: options.pool ?? ownPool! }) });
   try {
     const { results, error } = await createMigrator(db, schema).migrateToLatest();

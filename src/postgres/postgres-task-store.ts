@@ -54,6 +54,7 @@ import { toBackendError } from './backend-error.js';
 import { decodeCursor, encodeCursor } from '../contract/list-cursor.js';
 import { NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
 import { preparingPool } from './prepared-statements.js';
+import { createPool } from './pool.js';
 import { Reaper, reaperOptionsSchema, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
@@ -123,10 +124,7 @@ export class PostgresTaskStore implements TaskStore {
     }
     this.connectionString = options.connectionString;
     this.ownsPool = !options.pool;
-    this.pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 10 });
-    // An idle client of our own pool losing its connection must not crash the process; the next
-    // query fails with a backend error instead.
-    if (this.ownsPool) this.pool.on('error', () => {});
+    this.pool = options.pool ?? createPool(options.connectionString, 10);
     const dialectPool = options.preparedStatements === false ? this.pool : preparingPool(this.pool);
     this.db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: dialectPool }) }).withSchema(this.schema);
 

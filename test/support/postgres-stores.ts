@@ -3,6 +3,7 @@
  * pool, as separate server instances would be. Everything opened is closed after each test.
  */
 import pg from 'pg';
+import { createPool } from '../../src/postgres/pool.js';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { migrate, PostgresTaskStore, type PostgresTaskStoreOptions } from '../../src/index.js';
 import { useTestDatabase } from './test-database.js';
@@ -30,7 +31,7 @@ export function usePostgresStores(): StoreFactory {
   });
 
   const pool = () => {
-    const created = new pg.Pool({ connectionString: database.connectionString, max: 10 });
+    const created = createPool(database.connectionString, 10);
     pools.push(created);
     return created;
   };
@@ -79,7 +80,7 @@ export function useTestResources(database: { readonly connectionString: string }
   const stores: PostgresTaskStore[] = [];
   const clients: pg.Client[] = [];
   beforeAll(() => {
-    admin = new pg.Pool({ connectionString: database.connectionString, max: 10 });
+    admin = createPool(database.connectionString, 10);
   });
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((client) => client.end().catch(() => {})));
