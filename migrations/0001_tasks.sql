@@ -8,29 +8,41 @@
 
 CREATE SCHEMA IF NOT EXISTS {{schema}};
 
-CREATE TABLE {{schema}}.tasks (
-  task_id             text        PRIMARY KEY CHECK (task_id ~ '^[0-9a-f]{32}$'),
-  owner               text,                       -- NULL: created without a principal; '' is a real owner
-  tool_name           text        NOT NULL CHECK (tool_name <> ''),
-  arguments           jsonb       NOT NULL,
-  status              text        NOT NULL
-                      CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
-  previous_status     text,                       -- before the last transition: its history row's from_status
-  status_message      text,
-  created_at          timestamptz NOT NULL,
-  last_updated_at     timestamptz NOT NULL,
-  ttl_ms              bigint      CHECK (ttl_ms >= 0),  -- NULL: never expires
-  expires_at          timestamptz,                      -- created_at + ttl_ms, kept for the indexes
-  poll_interval_ms    bigint      CHECK (poll_interval_ms >= 0),
-  meta                jsonb       CHECK (jsonb_typeof(meta) = 'object'),
-  result              jsonb       CHECK (jsonb_typeof(result) = 'object'),
-  error               jsonb       CHECK (jsonb_typeof(error) = 'object'),
-  cancel_requested_at timestamptz,                      -- the last cancelTask, which raises the token
-  awaited             boolean     NOT NULL DEFAULT false, -- a waiter wants a NOTIFY when this task settles
+-- Rules about one value are domains. PostgreSQL checks a domain when a value is written to a
+-- column of that type, while it re-reads and re-evaluates every table CHECK on every UPDATE of a
+-- row, whatever columns the UPDATE touches: on the table each transition updates, that matters.
+CREATE DOMAIN {{schema}}.task_id AS text CHECK (VALUE ~ '^[0-9a-f]{32}$');
+CREATE DOMAIN {{schema}}.task_status AS text
+  CHECK (VALUE IN ('working', 'input_required', 'completed', 'failed', 'cancelled'));
+CREATE DOMAIN {{schema}}.tool_name AS text CHECK (VALUE <> '');
+CREATE DOMAIN {{schema}}.json_object AS jsonb CHECK (jsonb_typeof(VALUE) = 'object');
+CREATE DOMAIN {{schema}}.milliseconds AS bigint CHECK (VALUE >= 0);
 
-  CHECK ((ttl_ms IS NULL) = (expires_at IS NULL)),
-  CHECK ((status = 'completed') = (result IS NOT NULL)),
-  CHECK ((status = 'failed') = (error IS NOT NULL))
+CREATE TABLE {{schema}}.tasks (
+  task_id             {{schema}}.task_id     PRIMARY KEY,
+  owner               text,                       -- NULL: created without a principal; '' is a real owner
+  tool_name           {{schema}}.tool_name   NOT NULL,
+  arguments           jsonb                  NOT NULL,
+  status              {{schema}}.task_status NOT NULL,
+  previous_status     {{schema}}.task_status, -- before the last transition: its history row's from_status
+  status_message      text,
+  created_at          timestamptz            NOT NULL,
+  last_updated_at     timestamptz            NOT NULL,
+  ttl_ms              {{schema}}.milliseconds,  -- NULL: never expires
+  expires_at          timestamptz,              -- created_at + ttl_ms, kept for the indexes
+  poll_interval_ms    {{schema}}.milliseconds,
+  meta                {{schema}}.json_object,
+  result              {{schema}}.json_object,
+  error               {{schema}}.json_object,
+  cancel_requested_at timestamptz,              -- the last cancelTask, which raises the token
+  awaited             boolean                NOT NULL DEFAULT false, -- a waiter wants a NOTIFY when this task settles
+
+  -- The rules across columns, as one constraint: each table CHECK costs every UPDATE.
+  CONSTRAINT tasks_consistent CHECK (
+        (ttl_ms IS NULL) = (expires_at IS NULL)         -- a ttl has a deadline
+    AND (status = 'completed') = (result IS NOT NULL)   -- a completed task carries its result,
+    AND (status = 'failed') = (error IS NOT NULL)       -- a failed one its error, and no other does
+  )
 );
 
 -- Room on each page for HOT updates: most transitions change no indexed column.
@@ -46,11 +58,11 @@ CREATE INDEX tasks_expires_idx ON {{schema}}.tasks (expires_at) WHERE expires_at
 -- a second request. 'answered' and 'superseded' keys are spent; 'outstanding' ones are what the
 -- task waits on while it is input_required (once it is terminal they are moot).
 CREATE TABLE {{schema}}.input_requests (
-  task_id     text        NOT NULL REFERENCES {{schema}}.tasks ON DELETE CASCADE,
-  request_key text        NOT NULL CHECK (request_key <> ''),
-  request     jsonb       NOT NULL CHECK (jsonb_typeof(request) = 'object'),
-  state       text        NOT NULL CHECK (state IN ('outstanding', 'answered', 'superseded')),
-  response    jsonb       CHECK (jsonb_typeof(response) = 'object'),
+  task_id     {{schema}}.task_id     NOT NULL REFERENCES {{schema}}.tasks ON DELETE CASCADE,
+  request_key text                   NOT NULL CHECK (request_key <> ''),
+  request     {{schema}}.json_object NOT NULL,
+  state       text                   NOT NULL CHECK (state IN ('outstanding', 'answered', 'superseded')),
+  response    {{schema}}.json_object,
   issued_at   timestamptz NOT NULL,
   settled_at  timestamptz,
 
