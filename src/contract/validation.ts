@@ -114,6 +114,8 @@ export const inputRequestSchema = z.discriminatedUnion('method', [
 export const inputRequestsSchema = plainJson(z.record(requestKey, inputRequestSchema));
 export const inputResponsesSchema = plainJson(z.record(requestKey, jsonObject));
 
+export const waitOptionsSchema = z.strictObject({ signal: z.instanceof(AbortSignal).optional() }).optional();
+
 export const listTasksOptionsSchema = z.strictObject({
   status: statusSchema.optional(),
   owner: ownerSchema.optional(),

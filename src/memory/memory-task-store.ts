@@ -42,6 +42,7 @@ import {
   statusSchema,
   taskIdSchema,
   ttlSchema,
+  waitOptionsSchema,
 } from '../contract/validation.js';
 import { scheduleRepeating } from './deadline-timer.js';
 import { EffectQueue } from './effect-queue.js';
@@ -106,8 +107,6 @@ const optionsSchema = z
     tombstoneRetentionMs: ttlSchema.optional(),
   })
   .optional();
-
-const waitOptionsSchema = z.strictObject({ signal: z.instanceof(AbortSignal).optional() }).optional();
 
 /**
  * An in-process {@link TaskStore}: tasks live in a `Map` and die with the process.

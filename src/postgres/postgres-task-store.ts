@@ -49,6 +49,7 @@ import {
   statusSchema,
   taskIdSchema,
   ttlSchema,
+  waitOptionsSchema,
 } from '../contract/validation.js';
 import { toBackendError } from './backend-error.js';
 import { decodeCursor, encodeCursor } from '../contract/list-cursor.js';
@@ -262,7 +263,7 @@ export class PostgresTaskStore implements TaskStore {
    */
   async waitForCompletion(taskId: string, options?: { signal?: AbortSignal }): Promise<TaskSnapshot | null> {
     const id = parse(taskIdSchema, taskId, 'taskId');
-    const signal = options?.signal;
+    const signal = parse(waitOptionsSchema, options, 'options')?.signal;
     if (signal?.aborted) throw signal.reason;
     this.assertOpen();
     if (!isIssuableTaskId(id)) return null;

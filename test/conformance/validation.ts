@@ -234,6 +234,13 @@ export function validationConformance(target: ConformanceTarget): void {
       expect((await store.listTasks({ limit: 1 })).tasks).toHaveLength(1);
     });
 
+    it('waitForCompletion refuses options whose signal is not an AbortSignal', async () => {
+      const { store, done } = await fixture();
+      await expectStoreError(store.waitForCompletion(done, bad({ signal: 'abort' })), 'invalid_input', 'a string signal');
+      await expectStoreError(store.waitForCompletion(done, bad({ timeout: 5 })), 'invalid_input', 'an unknown option');
+      expect((await store.waitForCompletion(done))?.task.taskId).toBe(done);
+    });
+
     it('a failed validation reports invalid_input even when the task is finished', async () => {
       // Validation comes first: a malformed call is a caller bug whatever the task's state.
       const { store, done } = await fixture();
