@@ -6,7 +6,6 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { createPool } from '../src/postgres/pool.js';
 import { describe, expect, test } from 'vitest';
 import { migrate, PostgresTaskStore, TaskStoreError, type PostgresTaskStoreOptions } from '../src/index.js';
@@ -21,7 +20,6 @@ const EXPECTED_TABLES = ['input_requests', 'kysely_migration', 'kysely_migration
 
 const resources = useTestResources(database);
 const openStores = resources.stores;
-const openClients = resources.clients;
 let schemas = 0;
 
 // -- Helpers ------------------------------------------------------------------------------------
@@ -34,13 +32,6 @@ function openStore(options: PostgresTaskStoreOptions): PostgresTaskStore {
   const store = new PostgresTaskStore({ pool: resources.admin, reaper: false, ...options });
   openStores.push(store);
   return store;
-}
-
-async function openClient(): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: database.connectionString });
-  openClients.push(client);
-  await client.connect();
-  return client;
 }
 
 async function tablesOf(schema: string): Promise<string[]> {
@@ -295,7 +286,7 @@ describe('two schemas in one database', () => {
     // Raw listeners on both channels, to see what each schema announces.
     const heard: Record<'a' | 'b', string[]> = { a: [], b: [] };
     for (const [name, schema] of [['a', a], ['b', b]] as const) {
-      const client = await openClient();
+      const client = await resources.client();
       client.on('notification', (message) => heard[name].push(message.payload ?? ''));
       await client.query(`LISTEN "${notificationChannel(schema)}"`);
     }

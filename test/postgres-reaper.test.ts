@@ -5,7 +5,6 @@
  *
  * Every test works in a schema of its own, so counts returned by a pass are exact.
  */
-import pg from 'pg';
 import { describe, expect, test } from 'vitest';
 import {
   migrate,
@@ -24,7 +23,6 @@ const HOUR_MS = 3_600_000;
 
 const resources = useTestResources(database);
 const openStores = resources.stores;
-const openClients = resources.clients;
 let schemas = 0;
 
 // -- Helpers ------------------------------------------------------------------------------------
@@ -50,14 +48,6 @@ async function openStore(
     await within('the start-up reaper pass', firstPass);
   }
   return store;
-}
-
-/** A client outside every store, for holding locks; ended after the test. */
-async function openClient(): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: database.connectionString });
-  openClients.push(client);
-  await client.connect();
-  return client;
 }
 
 async function count(schema: string, table: string, taskId?: string): Promise<number> {
@@ -301,7 +291,7 @@ describe('concurrent reapers', () => {
     const stuck = 'f'.repeat(32);
     await resources.admin.query(`INSERT INTO ${schema}.tombstones (task_id, owner, expired_at) VALUES ($1, NULL, now() - interval '1 second')`, [stuck]);
     await resources.admin.query(`INSERT INTO ${schema}.task_history (task_id, at, from_status, to_status, message) VALUES ($1, now(), NULL, 'working', NULL)`, [stuck]);
-    const blocker = await openClient();
+    const blocker = await resources.client();
     await blocker.query('BEGIN');
     await blocker.query(`SELECT 1 FROM ${schema}.task_history WHERE task_id = $1 FOR UPDATE`, [stuck]);
     const purging = purger.reapExpired();
@@ -336,7 +326,7 @@ describe('concurrent reapers', () => {
     const { taskId, token } = await holder.createTask({ toolName: 'held', ttlMs: 60_000, owner: 'carol' });
     // Expire the row behind the holder's back: with the announcing trigger off for this one
     // statement, the holder's deadline timer (a minute away) is all it has, until the reaper acts.
-    const client = await openClient();
+    const client = await resources.client();
     await client.query('BEGIN');
     await client.query(`ALTER TABLE ${schema}.tasks DISABLE TRIGGER tasks_announce_change`);
     await client.query(`UPDATE ${schema}.tasks SET ttl_ms = 0, expires_at = created_at WHERE task_id = $1`, [taskId]);
@@ -358,7 +348,7 @@ describe('concurrent reapers', () => {
     for (let i = 0; i < 5; i++) ids.push((await store.createTask({ toolName: 'expired', ttlMs: 0 })).taskId);
     const locked = ids[2]!;
 
-    const client = await openClient();
+    const client = await resources.client();
     await client.query('BEGIN');
     await client.query(`SELECT * FROM ${schema}.tasks WHERE task_id = $1 FOR UPDATE`, [locked]);
 
@@ -389,7 +379,7 @@ describe('concurrent reapers', () => {
 
     // An uncommitted tombstone with the expired task's id: the pass deletes the live row, then its
     // INSERT into tombstones waits on this transaction, holding its batch's row locks meanwhile.
-    const blocker = await openClient();
+    const blocker = await resources.client();
     await blocker.query('BEGIN');
     await blocker.query(`INSERT INTO ${schema}.tombstones (task_id, owner, expired_at) VALUES ($1, NULL, now())`, [
       expired.taskId,

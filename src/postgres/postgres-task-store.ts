@@ -59,7 +59,7 @@ import { createPool } from './pool.js';
 import { Reaper, reaperOptionsSchema, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
-import { isLive, msUntilExpiry, OPEN_STATUSES, TASK_OBJECT_COLUMNS, toTaskObject, type TaskObjectRow } from './task-rows.js';
+import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, toTaskObject, type TaskObjectRow } from './task-rows.js';
 import { recordingTransition, TRANSITION_COLUMNS } from './task-history.js';
 import { COUNT_CHANGED, taskStatements, type Changed, type NewTask, type TaskStatements } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';
@@ -559,16 +559,15 @@ export class PostgresTaskStore implements TaskStore {
     if (!isIssuableTaskId(id)) return null;
     const fits = parsedReason == null || payloadBytes(JSON.stringify(parsedReason)) + 11 <= this.maxPayloadBytes;
     const message = fits ? statusMessages.cancelled(parsedReason) : statusMessages.cancelledOverLimit;
-    const open = sql<boolean>`status IN ('working', 'input_required')`;
     const { rows } = await this.run(() =>
       recordingTransition<TaskObjectRow>(
         this.schema,
         sql`
           UPDATE ${this.table('tasks')}
              SET previous_status = status,
-                 status = CASE WHEN ${open} THEN 'cancelled' ELSE status END,
-                 status_message = CASE WHEN ${open} THEN ${message} ELSE status_message END,
-                 last_updated_at = CASE WHEN ${open} THEN now() ELSE last_updated_at END,
+                 status = CASE WHEN ${isOpen} THEN 'cancelled' ELSE status END,
+                 status_message = CASE WHEN ${isOpen} THEN ${message} ELSE status_message END,
+                 last_updated_at = CASE WHEN ${isOpen} THEN now() ELSE last_updated_at END,
                  -- clock_timestamp() differs on every call, so each cancel is a change (and a NOTIFY).
                  cancel_requested_at = clock_timestamp()
            WHERE task_id = ${id} AND ${isLive}
@@ -659,7 +658,7 @@ export class PostgresTaskStore implements TaskStore {
       .selectFrom('tasks')
       .select('status')
       .where('task_id', '=', taskId)
-      .where('status', 'in', OPEN_STATUSES)
+      .where(isOpen)
       .where(isLive)
       .forUpdate()
       .executeTakeFirst();
@@ -686,7 +685,7 @@ export class PostgresTaskStore implements TaskStore {
                SET previous_status = status, status = 'failed', status_message = ${statusMessages.retentionFailed},
                    error = ${JSON.stringify(RETENTION_FAILURE_ERROR)}::jsonb,
                    arguments = 'null'::jsonb, meta = NULL, last_updated_at = now()
-             WHERE task_id = ${taskId} AND status IN ('working', 'input_required') AND ${isLive}
+             WHERE task_id = ${taskId} AND ${isOpen} AND ${isLive}
             RETURNING ${TRANSITION_COLUMNS}`,
           COUNT_CHANGED,
         ).execute(trx);

@@ -6,7 +6,8 @@ import type { TasksTable } from './tables.js';
 /** A task is live until its deadline, on the database clock, whether or not the reaper has run. */
 export const isLive = sql<boolean>`(expires_at IS NULL OR expires_at > now())`;
 
-export const OPEN_STATUSES = ['working', 'input_required'] as const;
+/** The task can still change status: it is neither completed, failed nor cancelled. */
+export const isOpen = sql<boolean>`status IN ('working', 'input_required')`;
 
 /** Milliseconds left before expiry on the database clock (null: never expires). */
 export const msUntilExpiry = sql<number | null>`(extract(epoch FROM expires_at - now()) * 1000)::float8`.as(

@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import { compileQuery } from './compiled-query.js';
 import type { TaskDatabase } from './tables.js';
 import { recordingTransition, TRANSITION_COLUMNS } from './task-history.js';
-import { isLive, msUntilExpiry, TASK_OBJECT_COLUMNS, type SnapshotRow, type TaskObjectRow } from './task-rows.js';
+import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, type SnapshotRow, type TaskObjectRow } from './task-rows.js';
 
 export interface NewTask {
   taskId: string;
@@ -65,7 +65,7 @@ export function taskStatements(db: Kysely<TaskDatabase>, schema: string) {
           UPDATE ${tasks}
              SET previous_status = status, status = ${param('status')}::text,
                  status_message = coalesce(${param('message')}::text, status_message), last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND status IN ('working', 'input_required') AND ${isLive}
+           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
       ),
@@ -82,7 +82,7 @@ export function taskStatements(db: Kysely<TaskDatabase>, schema: string) {
           UPDATE ${tasks}
              SET previous_status = status, status = ${param('status')}::text, status_message = ${param('message')},
                  result = ${param('result')}::jsonb, error = ${param('error')}::jsonb, last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND status IN ('working', 'input_required') AND ${isLive}
+           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
       ),

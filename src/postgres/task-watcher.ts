@@ -15,7 +15,7 @@ import { isTerminal, type TaskSnapshot, type TaskStatus } from '../contract/type
 import type { NotificationListener } from './listener.js';
 import type { TaskDatabase } from './tables.js';
 import type { TaskStatements } from './task-statements.js';
-import { isLive, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot } from './task-rows.js';
+import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot } from './task-rows.js';
 
 /** How often waiters and tokens are re-read while notifications cannot be relied on. */
 export const BACKSTOP_POLL_MS = 1000;
@@ -121,7 +121,7 @@ export class TaskWatcher {
         .set({ awaited: true })
         .where('task_id', '=', taskId)
         .where('awaited', '=', false)
-        .where('status', 'in', ['working', 'input_required'])
+        .where(isOpen)
         .execute();
       this.recheck(taskId);
     } catch (error) {
@@ -275,7 +275,7 @@ export class TaskWatcher {
       .selectFrom('tasks')
       .select([...TASK_OBJECT_COLUMNS, 'result', 'error'])
       .where('task_id', '=', sql<string>`ANY(${taskIds}::text[])`)
-      .where('status', 'in', ['completed', 'failed', 'cancelled'])
+      .where(sql<boolean>`NOT ${isOpen}`)
       .where(isLive)
       .execute();
     return new Map(rows.map((row) => [row.task_id, toSnapshot(row)]));

@@ -68,13 +68,13 @@ export function listening(store: PostgresTaskStore): Promise<void> {
 }
 
 /**
- * A test file's shared admin pool, and the stores and clients each test opens: push them onto
- * `stores` / `clients` and they are closed after the test.
+ * A test file's shared admin pool, and what each test opens: stores pushed onto `stores`, and
+ * clients from `client()` (outside every store, e.g. for holding locks), closed after the test.
  */
 export function useTestResources(database: { readonly connectionString: string }): {
   readonly admin: pg.Pool;
   readonly stores: PostgresTaskStore[];
-  readonly clients: pg.Client[];
+  client(): Promise<pg.Client>;
 } {
   let admin: pg.Pool | undefined;
   const stores: PostgresTaskStore[] = [];
@@ -95,6 +95,11 @@ export function useTestResources(database: { readonly connectionString: string }
       return admin;
     },
     stores,
-    clients,
+    async client() {
+      const client = new pg.Client({ connectionString: database.connectionString });
+      clients.push(client);
+      await client.connect();
+      return client;
+    },
   };
 }
