@@ -7,17 +7,12 @@
 import { PostgresDialect } from 'kysely';
 import { defineConfig } from 'kysely-ctl';
 import pg from 'pg';
-import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, SqlFileMigrationProvider } from './src/postgres/migrate.js';
+import { migratorOptions } from './src/postgres/migrate.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from './src/postgres/schema-name.js';
 
 const schema = validateSchemaName(process.env.MCP_TASKS_SCHEMA ?? DEFAULT_SCHEMA);
 
 export default defineConfig({
   dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 }) }),
-  migrations: {
-    provider: new SqlFileMigrationProvider(schema),
-    migrationTableSchema: schema,
-    migrationTableName: MIGRATION_TABLE,
-    migrationLockTableName: MIGRATION_LOCK_TABLE,
-  },
+  migrations: migratorOptions(schema),
 });

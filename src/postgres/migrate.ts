@@ -5,7 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Kysely, Migrator, PostgresDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type Migration, type MigrationProvider, type MigratorProps } from 'kysely';
 import pg from 'pg';
 import { toBackendError } from './backend-error.js';
 import { createPool } from './pool.js';
@@ -14,8 +14,8 @@ import { notificationChannel, quoteIdentifier, quoteLiteral, validateSchemaName 
 export const MIGRATIONS_DIRECTORY = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
 /** Kysely's bookkeeping tables live in the store's own schema, so two schemas never interfere. */
-export const MIGRATION_TABLE = 'kysely_migration';
-export const MIGRATION_LOCK_TABLE = 'kysely_migration_lock';
+const MIGRATION_TABLE = 'kysely_migration';
+const MIGRATION_LOCK_TABLE = 'kysely_migration_lock';
 
 /** Fills the two placeholders a migration file may contain. */
 export function renderMigration(source: string, schema: string): string {
@@ -44,14 +44,14 @@ export class SqlFileMigrationProvider implements MigrationProvider {
   }
 }
 
-export function createMigrator(db: Kysely<unknown>, schema: string): Migrator {
-  return new Migrator({
-    db,
+/** What the Migrator needs besides a database, shared by {@link migrate} and kysely.config.ts. */
+export function migratorOptions(schema: string): Omit<MigratorProps, 'db'> {
+  return {
     provider: new SqlFileMigrationProvider(schema),
     migrationTableSchema: schema,
     migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: MIGRATION_LOCK_TABLE,
-  });
+  };
 }
 
 export interface MigrateOptions {
@@ -71,7 +71,7 @@ export async function migrate(options: MigrateOptions): Promise<{ applied: strin
   const ownPool = options.pool ? undefined : createPool(options.connectionString, 1);
   const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: options.pool ?? ownPool! }) });
   try {
-    const { results, error } = await createMigrator(db, schema).migrateToLatest();
+    const { results, error } = await new Migrator({ db, ...migratorOptions(schema) }).migrateToLatest();
     if (error) throw toBackendError(error, options.connectionString);
     return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
   } catch (error) {
