@@ -59,7 +59,7 @@ import { createPool } from './pool.js';
 import { Reaper, reaperOptionsSchema, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
-import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, toTaskObject, type TaskObjectRow } from './task-rows.js';
+import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot, toTaskObject, type TaskObjectRow } from './task-rows.js';
 import { recordingTransition, TRANSITION_COLUMNS } from './task-history.js';
 import { COUNT_CHANGED, taskStatements, type Changed, type NewTask, type TaskStatements } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';
@@ -139,7 +139,7 @@ export class PostgresTaskStore implements TaskStore {
               : listenerConfigFrom(this.pool),
             channel: notificationChannel(this.schema),
           });
-    this.watcher = new TaskWatcher({ db: this.db, statements: this.statements, listener: this.listener, schema: this.schema });
+    this.watcher = new TaskWatcher({ db: this.db, listener: this.listener, schema: this.schema });
     this.reaper = new Reaper(
       this.db,
       this.schema,
@@ -251,9 +251,10 @@ export class PostgresTaskStore implements TaskStore {
     return rows[0] ? toTaskObject(rows[0]) : null;
   }
 
-  getTaskResult(taskId: string): Promise<TaskSnapshot | null> {
-    if (!this.isKnowable(taskId)) return Promise.resolve(null);
-    return this.run(() => this.watcher.readSnapshot(taskId));
+  async getTaskResult(taskId: string): Promise<TaskSnapshot | null> {
+    if (!this.isKnowable(taskId)) return null;
+    const { rows } = await this.run(() => this.statements.snapshot.execute(this.db, { taskId }));
+    return rows[0] ? toSnapshot(rows[0]) : null;
   }
 
   /**

@@ -14,7 +14,6 @@ import { TaskStoreError } from '../contract/errors.js';
 import { isTerminal, type TaskSnapshot, type TaskStatus } from '../contract/types.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskDatabase } from './tables.js';
-import type { TaskStatements } from './task-statements.js';
 import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot } from './task-rows.js';
 
 /** How often waiters and tokens are re-read while notifications cannot be relied on. */
@@ -45,17 +44,14 @@ export class TaskWatcher {
   private closed = false;
   private readonly db: Kysely<TaskDatabase>;
   private readonly schema: string;
-  private readonly statements: TaskStatements;
   private readonly listener: NotificationListener | null;
 
   constructor(options: {
     db: Kysely<TaskDatabase>;
-    statements: TaskStatements;
     schema: string;
     listener: NotificationListener | null;
   }) {
     this.db = options.db;
-    this.statements = options.statements;
     this.schema = options.schema;
     this.listener = options.listener;
     this.listener?.onNotification((payload) => {
@@ -132,11 +128,6 @@ export class TaskWatcher {
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
-  }
-
-  async readSnapshot(taskId: string): Promise<TaskSnapshot | null> {
-    const { rows } = await this.statements.snapshot.execute(this.db, { taskId });
-    return rows[0] ? toSnapshot(rows[0]) : null;
   }
 
   /** Pending waits reject; tokens are left as they are; every timer is cleared. */
