@@ -329,6 +329,30 @@ describe('faults never crash the host', () => {
     expect(uncaught.errors).toEqual([]);
   });
 
+  test('aborting a wait whose first statement waits for a row lock rejects with the reason, and nothing is left unhandled', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: resources.admin, schema });
+    const { taskId } = await store.createTask({ toolName: 'locked' });
+    const holder = await resources.client();
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM ${schema}.tasks WHERE task_id = $1 FOR UPDATE`, [taskId]);
+    const controller = new AbortController();
+    const waiting = store.waitForCompletion(taskId, { signal: controller.signal });
+    await eventually('the wait blocking on the row lock', async () => {
+      const { rows } = await resources.admin.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      return rows[0]!.n > 0;
+    });
+    const reason = new Error('the caller gave up');
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    await holder.query('ROLLBACK');
+    // Let the abandoned statement finish, and any rejection surface.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(uncaught.errors).toEqual([]);
+  });
+
   test('a listener connection string node-postgres cannot use: the listener retries, the store works, nothing is left unhandled', async () => {
     const schema = await freshSchema();
     const store = openStore({
