@@ -93,7 +93,7 @@ async function constructionError(options: PostgresTaskStoreOptions): Promise<unk
     return error;
   }
   await store.close();
-  return new Error(`the store accepted ${JSON.stringify({ ...options, pool: options.pool ? '<pool>' : undefined })}`);
+  return new Error(`the store accepted ${JSON.stringify({ ...options, pool: options?.pool ? '<pool>' : undefined })}`);
 }
 
 // -- Database failures --------------------------------------------------------------------------
@@ -370,6 +370,100 @@ describe('faults never crash the host', () => {
   });
 });
 
+// -- A row lock held by another session ------------------------------------------------------------
+
+describe('a row lock held by another session', () => {
+  const LOCK_TIMEOUT_MS = 300;
+
+  /** Another session holding the task's row lock (as an idle-in-transaction client would). */
+  async function holdRowLock(schema: string, taskId: string): Promise<{ release(): Promise<void> }> {
+    const holder = await resources.client();
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM ${schema}.tasks WHERE task_id = $1 FOR UPDATE`, [taskId]);
+    return { release: async () => void (await holder.query('ROLLBACK')) };
+  }
+
+  function expectLocked(error: unknown, what: string): void {
+    expectStoreError(error, 'backend');
+    expect((error as Error).message, what).toMatch(/locked/);
+    expect((error as Error).message, what).toContain(`${LOCK_TIMEOUT_MS} ms`);
+  }
+
+  test('every call that writes the task fails after lockTimeoutMs saying the task is locked; reads answer; all works once it is released', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: resources.admin, schema, lockTimeoutMs: LOCK_TIMEOUT_MS });
+    const { taskId } = await store.createTask({ toolName: 'locked' });
+    await store.requireInput(taskId, { k: { method: 'roots/list' } });
+    const lock = await holdRowLock(schema, taskId);
+
+    const writes: [string, () => Promise<unknown>][] = [
+      ['setStatus', () => store.setStatus(taskId, 'working', 'x')],
+      ['completeTask', () => store.completeTask(taskId, { content: [] })],
+      ['failTask', () => store.failTask(taskId, { code: 1, message: 'x' })],
+      ['cancelTask', () => store.cancelTask(taskId)],
+      ['setTtl', () => store.setTtl(taskId, 60_000)],
+      ['setTaskMeta', () => store.setTaskMeta(taskId, { m: 1 })],
+      ['requireInput', () => store.requireInput(taskId, { k: { method: 'roots/list' } })],
+      ['applyInputResponses', () => store.applyInputResponses(taskId, { k: { action: 'accept' } })],
+      ['discardTask', () => store.discardTask(taskId)],
+      ['waitForCompletion', () => store.waitForCompletion(taskId)],
+    ];
+    for (const [name, call] of writes) {
+      const startedAt = Date.now();
+      expectLocked(await rejection(name, call(), 10_000), name);
+      expect(Date.now() - startedAt, name).toBeGreaterThanOrEqual(LOCK_TIMEOUT_MS - 50);
+    }
+    // Reads never wait for a row lock.
+    expect((await within('getTask', store.getTask(taskId)))?.status).toBe('input_required');
+    expect(await within('outstandingInputRequests', store.outstandingInputRequests(taskId))).toEqual({ k: { method: 'roots/list' } });
+    expect((await within('taskPresence', store.taskPresence(taskId))).state).toBe('present');
+
+    await lock.release();
+    expect(await store.applyInputResponses(taskId, { k: { action: 'accept' } })).toMatchObject({ complete: true });
+    expect(await store.completeTask(taskId, { content: [] })).toBe(true);
+  });
+
+  test('calls piling up on a locked task hold at most one connection; other tasks and the reaper carry on', async () => {
+    const schema = await freshSchema();
+    const pool = createPool(database.connectionString, 4);
+    try {
+      const store = openStore({ pool, schema, lockTimeoutMs: LOCK_TIMEOUT_MS, reaper: { intervalMs: 3_600_000 } });
+      const { taskId: locked } = await store.createTask({ toolName: 'locked' });
+      const lock = await holdRowLock(schema, locked);
+      let stop = false;
+      const failures: unknown[] = [];
+      // 15 callers keep hitting the locked task, with a pool of 4.
+      const hammering = Array.from({ length: 15 }, async () => {
+        while (!stop) await store.setStatus(locked, 'working', 'again').catch((error: unknown) => failures.push(error));
+      });
+      try {
+        let mostWaiting = 0;
+        for (let i = 0; i < 20; i++) {
+          const { taskId } = await within('createTask beside the locked task', store.createTask({ toolName: 'free' }));
+          expect(await within('setStatus beside the locked task', store.setStatus(taskId, 'working', 'step'))).toBe(true);
+          expect(await within('completeTask beside the locked task', store.completeTask(taskId, { content: [] }))).toBe(true);
+          const { rows } = await resources.admin.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%lock_timeout%'`,
+          );
+          mostWaiting = Math.max(mostWaiting, rows[0]!.n);
+        }
+        expect(await within('a reaper pass beside the locked task', store.reapExpired())).toEqual({ tombstoned: 0, purged: 0 });
+        expect(mostWaiting).toBeLessThanOrEqual(1);
+        expect(failures.length).toBeGreaterThan(0);
+        for (const failure of failures) expectLocked(failure, 'a call on the locked task');
+      } finally {
+        stop = true;
+        await Promise.all(hammering);
+        await lock.release();
+      }
+      expect(await store.setStatus(locked, 'working', 'released')).toBe(true);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
 // -- Options ------------------------------------------------------------------------------------
 
 describe('options', () => {
@@ -384,9 +478,35 @@ describe('options', () => {
     ['defaultTtlMs NaN', { defaultTtlMs: Number.NaN }],
     ['defaultTtlMs Infinity', { defaultTtlMs: Number.POSITIVE_INFINITY }],
     ['defaultTtlMs as a string', { defaultTtlMs: '1000' as unknown as number }],
+    ['defaultTtlMs null', { defaultTtlMs: null as unknown as number }],
+    ['limits null', { limits: null as unknown as undefined }],
+    ['an unknown limit', { limits: { bogus: 1 } as unknown as undefined }],
+    ['listen true', { listen: true as unknown as false }],
+    ['listen null', { listen: null as unknown as false }],
+    ['a listener connection string that is not a string', { listen: { connectionString: 5 as unknown as string } }],
+    ['reaper true', { reaper: true as unknown as false }],
+    ['reaper null', { reaper: null as unknown as false }],
+    ['preparedStatements "yes"', { preparedStatements: 'yes' as unknown as boolean }],
+    ['lockTimeoutMs 0', { lockTimeoutMs: 0 }],
+    ['lockTimeoutMs 1.5', { lockTimeoutMs: 1.5 }],
+    ['lockTimeoutMs 2^31', { lockTimeoutMs: 2 ** 31 }],
+    ['an unknown option', { bogus: true } as unknown as Partial<PostgresTaskStoreOptions>],
+    ['a misspelled option', { lockTimeout: 100 } as unknown as Partial<PostgresTaskStoreOptions>],
+    ['schema pg_catalog', { schema: 'pg_catalog' }],
+    ['schema pg_temp', { schema: 'pg_temp' }],
+    ['schema pg_toast', { schema: 'pg_toast' }],
+    ['schema information_schema', { schema: 'information_schema' }],
+    ['schema with upper case', { schema: 'Tasks' }],
   ])('%s is refused with invalid_input', async (_, options) => {
     const error = await constructionError({ pool: resources.admin, listen: false, reaper: false, ...options });
     expectStoreError(error, 'invalid_input');
+  });
+
+  test('a pool that is not a pool, or no options at all, is refused with invalid_input', async () => {
+    expectStoreError(await constructionError({ pool: {} as pg.Pool }), 'invalid_input');
+    expectStoreError(await constructionError({ pool: database.connectionString as unknown as pg.Pool }), 'invalid_input');
+    expectStoreError(await constructionError(undefined as unknown as PostgresTaskStoreOptions), 'invalid_input');
+    expectStoreError(await constructionError(null as unknown as PostgresTaskStoreOptions), 'invalid_input');
   });
 
   test('neither pool nor connectionString is refused with invalid_input', async () => {

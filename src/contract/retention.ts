@@ -12,33 +12,58 @@ export function payloadBytes(json: string): number {
   return Buffer.byteLength(json, 'utf8');
 }
 
-/** The payload's size, or `retention_limit_exceeded` when it is over `maxPayloadBytes`. */
-export function checkPayload(what: string, json: string, maxPayloadBytes: number): number {
-  const bytes = payloadBytes(json);
-  if (bytes > maxPayloadBytes) throw payloadTooLarge(what, bytes, maxPayloadBytes);
-  return bytes;
+/** A value as the JSON a store keeps, and its size. */
+export interface EncodedPayload {
+  json: string;
+  bytes: number;
 }
 
 /**
- * Why the outcome of `completeTask` or `failTask` cannot be kept under `maxPayloadBytes`, or null:
- * the result or error itself, or the status message a failure leaves ("Task failed: " and the
- * error's message), which is bounded like a payload.
+ * The value (validated plain JSON) encoded as the store keeps it, or why it cannot be kept under
+ * `maxPayloadBytes`. Payloads (arguments, a result, an error, the meta, an input request, an input
+ * response) and status messages are measured this way.
+ *
+ * A value may reach one object many times; its JSON text repeats that object every time, and can
+ * be exponentially larger than the value. So a lower bound of the size is computed first, in time
+ * linear in the value's distinct objects, and a value certainly too large is never serialized.
  */
-export function oversizedOutcome(
-  outcome: { what: 'result'; json: string } | { what: 'error'; json: string; statusMessage: string },
-  maxPayloadBytes: number,
-): TaskStoreError | null {
-  const bytes = payloadBytes(outcome.json);
-  if (bytes > maxPayloadBytes) return payloadTooLarge(outcome.what, bytes, maxPayloadBytes);
-  if (outcome.what === 'result') return null;
-  const messageBytes = payloadBytes(JSON.stringify(outcome.statusMessage));
-  return messageBytes > maxPayloadBytes ? payloadTooLarge('error message', messageBytes, maxPayloadBytes) : null;
+export function encodePayload(what: string, value: unknown, maxPayloadBytes: number): EncodedPayload | TaskStoreError {
+  const atLeast = jsonBytesAtLeast(value, new Map());
+  if (atLeast > maxPayloadBytes) return payloadTooLarge(what, atLeast, maxPayloadBytes, 'at least ');
+  const json = JSON.stringify(value);
+  const bytes = payloadBytes(json);
+  return bytes > maxPayloadBytes ? payloadTooLarge(what, bytes, maxPayloadBytes) : { json, bytes };
 }
 
-export function payloadTooLarge(what: string, bytes: number, maxPayloadBytes: number): TaskStoreError {
+/** {@link encodePayload}, throwing `retention_limit_exceeded` for a value over the limit. */
+export function checkedPayload(what: string, value: unknown, maxPayloadBytes: number): EncodedPayload {
+  const encoded = encodePayload(what, value, maxPayloadBytes);
+  if (encoded instanceof TaskStoreError) throw encoded;
+  return encoded;
+}
+
+/**
+ * Never more than `Buffer.byteLength(JSON.stringify(value))`: a string's UTF-16 units are at most
+ * its UTF-8 bytes, and escapes only add. Shared objects are sized once. The value is validated JSON,
+ * at most MAX_JSON_DEPTH deep, so the recursion is shallow.
+ */
+function jsonBytesAtLeast(value: unknown, sizes: Map<object, number>): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value !== 'object' || value === null) return String(value).length;
+  const known = sizes.get(value);
+  if (known !== undefined) return known;
+  const entries = Object.entries(value);
+  let size = 2 + Math.max(0, entries.length - 1);
+  if (Array.isArray(value)) for (const [, item] of entries) size += jsonBytesAtLeast(item, sizes);
+  else for (const [key, item] of entries) size += key.length + 3 + jsonBytesAtLeast(item, sizes);
+  sizes.set(value, size);
+  return size;
+}
+
+export function payloadTooLarge(what: string, bytes: number, maxPayloadBytes: number, atLeast = ''): TaskStoreError {
   return new TaskStoreError(
     'retention_limit_exceeded',
-    `${what} is ${bytes} bytes as JSON, over the store's limit of ${maxPayloadBytes} bytes`,
+    `${what} is ${atLeast}${bytes} bytes as JSON, over the store's limit of ${maxPayloadBytes} bytes`,
   );
 }
 

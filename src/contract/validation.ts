@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { invalidInput, terminalStatusRefused } from './errors.js';
 import { decodeCursor, type ListPosition } from './listing.js';
+import { findJsonProblem, textProblem } from './plain-json.js';
 import {
   isTerminal,
   TASK_STATUSES,
@@ -33,47 +34,12 @@ export function isIssuableTaskId(taskId: string): boolean {
   return TASK_ID_PATTERN.test(taskId);
 }
 
-/**
- * Why `value` is not plain JSON, or null when it is. PostgreSQL's jsonb and text cannot hold a NUL
- * character, so both stores reject it to behave alike.
- */
-function findJsonProblem(value: unknown, path: (string | number)[], seen: Set<object>): { message: string; path: (string | number)[] } | null {
-  switch (typeof value) {
-    case 'string':
-      return value.includes('\u0000') ? { message: 'strings must not contain NUL characters', path } : null;
-    case 'number':
-      return Number.isFinite(value) ? null : { message: 'numbers must be finite', path };
-    case 'boolean':
-      return null;
-    case 'object': {
-      if (value === null) return null;
-      if (seen.has(value)) return { message: 'value must not be circular', path };
-      const isArray = Array.isArray(value);
-      const prototype = Object.getPrototypeOf(value);
-      if (!isArray && prototype !== Object.prototype && prototype !== null) {
-        return { message: 'objects must be plain JSON objects', path };
-      }
-      seen.add(value);
-      for (const [key, item] of Object.entries(value)) {
-        if (key.includes('\u0000')) return { message: 'keys must not contain NUL characters', path };
-        if (key === '__proto__') return { message: 'the key __proto__ is not allowed', path };
-        const problem = findJsonProblem(item, [...path, isArray ? Number(key) : key], seen);
-        if (problem) return problem;
-      }
-      seen.delete(value);
-      return null;
-    }
-    default:
-      return { message: `${typeof value} is not a JSON value`, path };
-  }
-}
-
 /** Checks the raw value, before zod copies it (a copy would drop a `__proto__` key silently). */
 function plainJson<S extends z.ZodType>(schema: S) {
   return z
     .unknown()
     .superRefine((value, ctx) => {
-      const problem = findJsonProblem(value, [], new Set());
+      const problem = findJsonProblem(value);
       if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
     })
     .pipe(schema);
@@ -82,10 +48,18 @@ function plainJson<S extends z.ZodType>(schema: S) {
 const jsonValue = plainJson(z.unknown());
 const jsonObject = plainJson(z.record(z.string(), z.unknown()));
 
-const text = z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+/** Every string the stores keep: the rules of plain-json.ts. */
+const text = z.string().superRefine((value, ctx) => {
+  const problem = textProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 const taskIdSchema = z.string();
-const ownerSchema = text.nullable();
+/**
+ * An owner is a principal's identifier, not content: bounded in length (so it always fits the
+ * owner index) rather than measured against `maxPayloadBytes`, like the tool name.
+ */
+const ownerSchema = text.max(512).nullable();
 export const ttlSchema = z.number().int().min(0).max(MAX_TTL_MS);
 const statusSchema = z.enum(TASK_STATUSES as [TaskStatus, ...TaskStatus[]]);
 const messageSchema = text.max(16_384).nullish();
@@ -108,11 +82,14 @@ const callToolResultSchema = plainJson(
   }),
 );
 
-const jsonRpcErrorSchema = z.strictObject({
-  code: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER),
-  message: text,
-  data: jsonValue.optional(),
-});
+/** Checked as one JSON value, like a result: its depth counts from the error object. */
+const jsonRpcErrorSchema = plainJson(
+  z.strictObject({
+    code: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER),
+    message: text,
+    data: z.unknown().optional(),
+  }),
+);
 
 const requestKey = text.min(1).max(1024);
 

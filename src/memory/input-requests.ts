@@ -26,6 +26,7 @@ export function issueRequests(
   for (const key of sortedKeys(Object.keys(requests))) {
     issued.set(key, retention.payload(`requests.${key}`, cloneJson(requests[key]!)));
   }
+  retention.checkMessage(message);
   checkKeysReusable(requests, (key) => {
     if (task.answeredKeys.has(key) || task.supersededKeys.has(key)) return { state: 'spent' };
     const current = task.outstanding.get(key);

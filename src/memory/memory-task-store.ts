@@ -255,6 +255,7 @@ export class MemoryTaskStore implements TaskStore {
       const parsed = validate.setStatus(taskId, status, message);
       const task = this.table.live(parsed.taskId);
       if (!task || isTerminal(task.status)) return false;
+      this.retention.checkMessage(parsed.message);
       task.status = parsed.status;
       if (parsed.message !== null) task.statusMessage = parsed.message;
       task.lastUpdatedAtMs = Date.now();
@@ -294,7 +295,7 @@ export class MemoryTaskStore implements TaskStore {
       const parsed = validate.completeTask(taskId, result);
       const task = this.table.live(parsed.taskId);
       if (!task || isTerminal(task.status)) return false;
-      const kept = this.retention.outcome(task, 'result', cloneJson(parsed.result), statusMessages.completed);
+      const kept = this.retention.outcome(task, 'result', cloneJson(parsed.result));
       this.table.finish(task, 'completed', statusMessages.completed, () => {
         task.result = kept;
       });
@@ -307,9 +308,8 @@ export class MemoryTaskStore implements TaskStore {
       const parsed = validate.failTask(taskId, error);
       const task = this.table.live(parsed.taskId);
       if (!task || isTerminal(task.status)) return false;
-      const statusMessage = statusMessages.failed(parsed.error);
-      const kept = this.retention.outcome(task, 'error', cloneJson(parsed.error), statusMessage);
-      this.table.finish(task, 'failed', statusMessage, () => {
+      const kept = this.retention.outcome(task, 'error', cloneJson(parsed.error));
+      this.table.finish(task, 'failed', statusMessages.failed(parsed.error), () => {
         task.error = kept;
       });
       return true;

@@ -7,14 +7,14 @@
  * the process's memory.
  */
 import {
-  checkPayload,
+  checkedPayload,
   DEFAULT_MAX_PAYLOAD_BYTES,
-  oversizedOutcome,
+  encodePayload,
   ownerQuotaExceeded,
-  payloadBytes,
   retainedBytesExceeded,
   taskCountExceeded,
 } from '../contract/retention.js';
+import { TaskStoreError } from '../contract/errors.js';
 import type { RetentionLimits, TaskOwner } from '../contract/types.js';
 import { sumBytes, type LiveTask, type Sized } from './task-record.js';
 import type { TaskTable } from './task-table.js';
@@ -60,7 +60,12 @@ export class Retention {
 
   /** The value with its size, or `retention_limit_exceeded` when it is over `maxPayloadBytes`. */
   payload<T>(what: string, value: T): Sized<T> {
-    return { value, bytes: checkPayload(what, JSON.stringify(value), this.maxPayloadBytes) };
+    return { value, bytes: checkedPayload(what, value, this.maxPayloadBytes).bytes };
+  }
+
+  /** A status message is bounded like a payload (it is not charged to `maxRetainedBytes`). */
+  checkMessage(message: string | null): void {
+    if (message !== null) checkedPayload('message', message, this.maxPayloadBytes);
   }
 
   /** Throws `retention_limit_exceeded` unless `delta` more bytes fit under `maxRetainedBytes`. */
@@ -69,19 +74,19 @@ export class Retention {
   }
 
   /**
-   * A result or error with its size, if it fits both byte limits (and, for a failure, its status
-   * message fits too). When it does not, the task is ended with the fixed failure (its waiters wake
-   * to it) and the limit error is thrown.
+   * A result or error with its size, if it fits both byte limits. When it does not, the task is
+   * ended with the fixed failure (its waiters wake to it) and the limit error is thrown. (A failure's
+   * status message, "Task failed: " and the error's message, is always shorter than the error.)
    */
-  outcome<T>(task: LiveTask, what: 'result' | 'error', value: T, statusMessage: string): Sized<T> {
-    const json = JSON.stringify(value);
-    const bytes = payloadBytes(json);
-    // Finishing drops the outstanding requests, so only the difference has to fit.
-    const delta = bytes - sumBytes(task.outstanding);
-    const refusal =
-      oversizedOutcome(what === 'result' ? { what, json } : { what, json, statusMessage }, this.maxPayloadBytes) ??
-      (this.fits(delta) ? null : retainedBytesExceeded(this.table.retainedBytes + delta, this.maxRetainedBytes));
-    if (refusal === null) return { value, bytes };
+  outcome<T>(task: LiveTask, what: 'result' | 'error', value: T): Sized<T> {
+    const encoded = encodePayload(what, value, this.maxPayloadBytes);
+    let refusal = encoded instanceof TaskStoreError ? encoded : null;
+    if (!(encoded instanceof TaskStoreError)) {
+      // Finishing drops the outstanding requests, so only the difference has to fit.
+      const delta = encoded.bytes - sumBytes(task.outstanding);
+      if (!this.fits(delta)) refusal = retainedBytesExceeded(this.table.retainedBytes + delta, this.maxRetainedBytes);
+      else return { value, bytes: encoded.bytes };
+    }
     this.table.failForRetention(task);
     throw refusal;
   }

@@ -12,11 +12,11 @@ import { sql, type Transaction } from 'kysely';
 import { checkKeysReusable, classifyResponses, type IssuedKey } from '../contract/input-requests.js';
 import { compareKeys, sortedKeys } from '../contract/json.js';
 import { statusMessages } from '../contract/messages.js';
-import { checkPayload } from '../contract/retention.js';
+import { checkedPayload } from '../contract/retention.js';
 import type { AppliedInputResponses, InputRequests, InputResponses, TaskStatus } from '../contract/types.js';
 import { compileQuery } from './compiled-query.js';
 import type { InputRequestState, StoreDatabase, TaskDatabase } from './tables.js';
-import { isLive, isOpen } from './task-rows.js';
+import { isLive, isOpen, withinLockTimeout } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
 
 type KeyValue = { key: string | null; value: Record<string, unknown> | null };
@@ -35,8 +35,15 @@ function inputRequestStatements(database: StoreDatabase) {
 
   return {
     /** Locks a live, open task row for the rest of the transaction; its status, or no row. */
-    lockOpenTask: compileQuery<{ taskId: string }, { status: TaskStatus }>(db, (param) =>
-      db.selectFrom('tasks').select('status').where('task_id', '=', param('taskId')).where(isOpen).where(isLive).forUpdate(),
+    lockOpenTask: compileQuery<{ taskId: string; lockTimeout: string }, { status: TaskStatus }>(db, (param) =>
+      db
+        .selectFrom('tasks')
+        .select('status')
+        .where('task_id', '=', param('taskId'))
+        .where(isOpen)
+        .where(isLive)
+        .where(withinLockTimeout(param('lockTimeout')))
+        .forUpdate(),
     ),
 
     issuedKeys: compileQuery<{ taskId: string; keys: string[] }, { request_key: string; request: unknown; state: InputRequestState }>(
@@ -90,12 +97,16 @@ export class InputRequestProtocol {
     this.statements = inputRequestStatements(database);
   }
 
-  /** `requireInput` on a valid id, under the task row's lock. */
-  require(taskId: string, requests: InputRequests, message: string | null): Promise<boolean> {
+  /**
+   * `requireInput` on a valid id, under the task row's lock. `lockTimeout` bounds every lock wait
+   * of the transaction (see task-gate.ts).
+   */
+  require(taskId: string, requests: InputRequests, message: string | null, lockTimeout: string): Promise<boolean> {
     const keys = sortedKeys(Object.keys(requests));
     return this.database.db.transaction().execute(async (trx) => {
-      if (!(await this.lockOpenTask(trx, taskId))) return false;
-      for (const key of keys) checkPayload(`requests.${key}`, JSON.stringify(requests[key]), this.maxPayloadBytes);
+      if (!(await this.lockOpenTask(trx, taskId, lockTimeout))) return false;
+      for (const key of keys) checkedPayload(`requests.${key}`, requests[key], this.maxPayloadBytes);
+      if (message !== null) checkedPayload('message', message, this.maxPayloadBytes);
       const { rows } = await this.statements.issuedKeys.execute(trx, { taskId, keys });
       const issued = new Map(
         rows.map((row): [string, IssuedKey] => [
@@ -109,21 +120,22 @@ export class InputRequestProtocol {
         taskId,
         status: 'input_required',
         message: message ?? statusMessages.inputRequired,
+        lockTimeout,
       });
       return true;
     });
   }
 
-  /** `applyInputResponses` on a valid id, under the task row's lock. */
-  apply(taskId: string, responses: InputResponses): Promise<AppliedInputResponses | null> {
+  /** `applyInputResponses` on a valid id, under the task row's lock, like {@link require}. */
+  apply(taskId: string, responses: InputResponses, lockTimeout: string): Promise<AppliedInputResponses | null> {
     return this.database.db.transaction().execute(async (trx) => {
-      const status = await this.lockOpenTask(trx, taskId);
+      const status = await this.lockOpenTask(trx, taskId, lockTimeout);
       if (!status) return null;
       const waiting = status === 'input_required';
       const outstanding = waiting ? (await this.statements.outstandingKeys.execute(trx, { taskId })).rows : [];
       const outcome = classifyResponses(Object.keys(responses), new Set(outstanding.map((row) => row.request_key)));
       const answers = Object.fromEntries(outcome.accepted.map((key) => [key, responses[key]]));
-      for (const key of outcome.accepted) checkPayload(`responses.${key}`, JSON.stringify(responses[key]), this.maxPayloadBytes);
+      for (const key of outcome.accepted) checkedPayload(`responses.${key}`, responses[key], this.maxPayloadBytes);
       const resume = waiting && outcome.complete;
 
       if (outcome.accepted.length > 0) {
@@ -134,6 +146,7 @@ export class InputRequestProtocol {
           taskId,
           status: resume ? 'working' : status,
           message: resume ? statusMessages.resumed : null,
+          lockTimeout,
         });
       }
       return outcome;
@@ -159,8 +172,8 @@ export class InputRequestProtocol {
     return Object.fromEntries(entries.sort(([a], [b]) => compareKeys(a, b)));
   }
 
-  private async lockOpenTask(trx: Transaction<TaskDatabase>, taskId: string): Promise<TaskStatus | null> {
-    const { rows } = await this.statements.lockOpenTask.execute(trx, { taskId });
+  private async lockOpenTask(trx: Transaction<TaskDatabase>, taskId: string, lockTimeout: string): Promise<TaskStatus | null> {
+    const { rows } = await this.statements.lockOpenTask.execute(trx, { taskId, lockTimeout });
     return rows[0]?.status ?? null;
   }
 }

@@ -42,6 +42,12 @@ export interface PostgresTaskStoreOptions {
    * Default true; set false behind PgBouncer older than 1.21 in transaction mode.
    */
   preparedStatements?: boolean;
+  /**
+   * How long a call on a task waits for that task's row when another session holds its lock
+   * (an idle-in-transaction client, say) before it fails with a `backend` error saying the task is
+   * locked. Only calls on that task wait, and at most one pool connection per task. Default 5000.
+   */
+  lockTimeoutMs?: number;
 }
 
 /** Anything with a pool's methods: a caller's `pg` may be another copy than ours. */
@@ -62,6 +68,8 @@ const optionsSchema = z
     listen: z.union([z.literal(false), z.strictObject({ connectionString: z.string().min(1).optional() })]).optional(),
     reaper: z.union([z.literal(false), reaperOptionsSchema]).optional(),
     preparedStatements: z.boolean().optional(),
+    // PostgreSQL's lock_timeout is an int of milliseconds.
+    lockTimeoutMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
   })
   .refine((options) => options.pool !== undefined || options.connectionString !== undefined, {
     message: 'give a pool or a connectionString',
@@ -82,7 +90,10 @@ interface StoreSettings {
   listen: false | { connectionString?: string };
   reaper: false | ReaperOptions;
   preparedStatements: boolean;
+  lockTimeoutMs: number;
 }
+
+const DEFAULT_LOCK_TIMEOUT_MS = 5000;
 
 /** The options with every default filled in, or `invalid_input`. */
 export function storeSettings(options: PostgresTaskStoreOptions): StoreSettings {
@@ -97,5 +108,6 @@ export function storeSettings(options: PostgresTaskStoreOptions): StoreSettings 
     listen: parsed.listen ?? {},
     reaper: parsed.reaper ?? {},
     preparedStatements: parsed.preparedStatements ?? true,
+    lockTimeoutMs: parsed.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
   };
 }

@@ -10,27 +10,28 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import type { CancellationToken } from '../contract/cancellation.js';
-import { storeClosed, type TaskStoreError } from '../contract/errors.js';
+import { storeClosed, TaskStoreError } from '../contract/errors.js';
 import { generateTaskId } from '../contract/ids.js';
 import { encodeCursor } from '../contract/listing.js';
 import { statusMessages } from '../contract/messages.js';
-import { checkPayload, oversizedOutcome, payloadBytes, payloadTooLarge } from '../contract/retention.js';
-import type {
-  AppliedInputResponses,
-  CallToolResult,
-  CreateTaskInput,
-  InputRequests,
-  InputResponses,
-  JsonRpcError,
-  ListTasksOptions,
-  ReapResult,
-  TaskObject,
-  TaskPage,
-  TaskPresence,
-  TaskResumeContext,
-  TaskSnapshot,
-  TaskStatus,
-  TaskStore,
+import { checkedPayload, encodePayload, type EncodedPayload } from '../contract/retention.js';
+import {
+  isTerminal,
+  type AppliedInputResponses,
+  type CallToolResult,
+  type CreateTaskInput,
+  type InputRequests,
+  type InputResponses,
+  type JsonRpcError,
+  type ListTasksOptions,
+  type ReapResult,
+  type TaskObject,
+  type TaskPage,
+  type TaskPresence,
+  type TaskResumeContext,
+  type TaskSnapshot,
+  type TaskStatus,
+  type TaskStore,
 } from '../contract/types.js';
 import { isIssuableTaskId, validate } from '../contract/validation.js';
 import { compareKeys } from '../contract/json.js';
@@ -41,6 +42,7 @@ import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
 import { createPool, dialectPool, guardPool } from './pool.js';
 import { Reaper } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
+import { TaskGate } from './task-gate.js';
 import { notificationChannel } from './schema-name.js';
 import { storeDatabase, type StoreDatabase, type TaskDatabase } from './tables.js';
 import { toSnapshot, toTaskObject } from './task-rows.js';
@@ -59,6 +61,7 @@ export class PostgresTaskStore implements TaskStore {
   private readonly statements: TaskStatements;
   private readonly inputRequests: InputRequestProtocol;
   private readonly retention: RetentionEnforcer;
+  private readonly gate: TaskGate;
   private readonly listener: NotificationListener | null;
   private readonly watcher: TaskWatcher;
   private readonly reaper: Reaper;
@@ -78,6 +81,7 @@ export class PostgresTaskStore implements TaskStore {
     this.database = storeDatabase(new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool }) }), this.schema);
 
     this.statements = taskStatements(this.database);
+    this.gate = new TaskGate(settings.lockTimeoutMs);
     this.inputRequests = new InputRequestProtocol(this.database, this.statements, this.maxPayloadBytes);
     this.retention = new RetentionEnforcer(this.database, this.statements, settings.maxTasksPerOwner);
     this.listener =
@@ -89,7 +93,7 @@ export class PostgresTaskStore implements TaskStore {
               : listenerConfigFrom(this.pool),
             channel: notificationChannel(this.schema),
           });
-    this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener);
+    this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener, this.gate);
     this.reaper = new Reaper(this.database, settings.reaper);
     this.listener?.start();
     this.reaper.start();
@@ -125,8 +129,7 @@ export class PostgresTaskStore implements TaskStore {
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
     return this.run(async () => {
       const parsed = validate.createTask(input);
-      const argumentsJson = JSON.stringify(parsed.arguments ?? null);
-      checkPayload('arguments', argumentsJson, this.maxPayloadBytes);
+      const argumentsJson = checkedPayload('arguments', parsed.arguments ?? null, this.maxPayloadBytes).json;
       const taskId = generateTaskId();
       const row = await this.retention.insert({
         taskId,
@@ -204,7 +207,11 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async requireInput(taskId: string, requests: InputRequests, message?: string | null): Promise<boolean> {
-    return this.onTask(() => validate.requireInput(taskId, requests, message), false, (parsed) => this.inputRequests.require(parsed.taskId, parsed.requests, parsed.message));
+    return this.onTaskWrite(
+      () => validate.requireInput(taskId, requests, message),
+      false,
+      (parsed, lockTimeout) => this.inputRequests.require(parsed.taskId, parsed.requests, parsed.message, lockTimeout),
+    );
   }
 
   async outstandingInputRequests(taskId: string): Promise<InputRequests | null> {
@@ -212,7 +219,11 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async applyInputResponses(taskId: string, responses: InputResponses): Promise<AppliedInputResponses | null> {
-    return this.onTask(() => validate.applyInputResponses(taskId, responses), null, (parsed) => this.inputRequests.apply(parsed.taskId, parsed.responses));
+    return this.onTaskWrite(
+      () => validate.applyInputResponses(taskId, responses),
+      null,
+      (parsed, lockTimeout) => this.inputRequests.apply(parsed.taskId, parsed.responses, lockTimeout),
+    );
   }
 
   async inputResponses(taskId: string): Promise<InputResponses | null> {
@@ -238,16 +249,24 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async setStatus(taskId: string, status: TaskStatus, message?: string | null): Promise<boolean> {
-    return this.onTask(() => validate.setStatus(taskId, status, message), false, async (parsed) => {
-      const { rows } = await this.statements.setStatus.execute(this.database.db, parsed);
+    return this.onTaskWrite(() => validate.setStatus(taskId, status, message), false, async (parsed, lockTimeout) => {
+      const message = parsed.message === null ? null : encodePayload('message', parsed.message, this.maxPayloadBytes);
+      // Refused only for a task the call applies to; for any other it is a no-op, as ever.
+      if (message instanceof TaskStoreError) {
+        return this.refuseIf(message, async () => {
+          const task = await this.getTask(parsed.taskId);
+          return task !== null && !isTerminal(task.status);
+        });
+      }
+      const { rows } = await this.statements.setStatus.execute(this.database.db, { ...parsed, lockTimeout });
       return rows[0]!.changed > 0;
     });
   }
 
   /** A deadline in the past raises the task's token wherever that token is held. */
   async setTtl(taskId: string, ttlMs: number): Promise<boolean> {
-    return this.onTask(() => validate.setTtl(taskId, ttlMs), false, async (parsed) => {
-      const row = (await this.statements.setTtl.execute(this.database.db, parsed)).rows[0];
+    return this.onTaskWrite(() => validate.setTtl(taskId, ttlMs), false, async (parsed, lockTimeout) => {
+      const row = (await this.statements.setTtl.execute(this.database.db, { ...parsed, lockTimeout })).rows[0];
       if (!row) return false;
       this.watcher.deadlineMoved(parsed.taskId, row.ms_until_expiry);
       return true;
@@ -255,40 +274,34 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async setTaskMeta(taskId: string, meta: Record<string, unknown>): Promise<boolean> {
-    return this.onTask(() => validate.setTaskMeta(taskId, meta), false, async ({ taskId: id, meta: value }) => {
-      const metaJson = JSON.stringify(value);
-      // An oversized meta is refused only for a task it could apply to; otherwise this is a no-op.
-      const bytes = payloadBytes(metaJson);
-      if (bytes > this.maxPayloadBytes && (await this.statements.owner.execute(this.database.db, { taskId: id })).rows[0]) {
-        throw payloadTooLarge('meta', bytes, this.maxPayloadBytes);
-      }
-      const result = await this.statements.setMeta.execute(this.database.db, { taskId: id, metaJson });
+    return this.onTaskWrite(() => validate.setTaskMeta(taskId, meta), false, async ({ taskId: id, meta: value }, lockTimeout) => {
+      const encoded = encodePayload('meta', value, this.maxPayloadBytes);
+      if (encoded instanceof TaskStoreError) return this.refuseIf(encoded, async () => (await this.getTask(id)) !== null);
+      const result = await this.statements.setMeta.execute(this.database.db, { taskId: id, metaJson: encoded.json, lockTimeout });
       return (result.numAffectedRows ?? 0n) > 0n;
     });
   }
 
   async completeTask(taskId: string, result: CallToolResult): Promise<boolean> {
-    return this.onTask(() => validate.completeTask(taskId, result), false, (parsed) => {
-      const json = JSON.stringify(parsed.result);
-      const refusal = oversizedOutcome({ what: 'result', json }, this.maxPayloadBytes);
-      return this.settle(parsed.taskId, refusal, { status: 'completed', message: statusMessages.completed, result: json, error: null });
+    return this.onTaskWrite(() => validate.completeTask(taskId, result), false, (parsed, lockTimeout) => {
+      const result = encodePayload('result', parsed.result, this.maxPayloadBytes);
+      return this.settle(parsed.taskId, lockTimeout, result, (json) => ({ status: 'completed', message: statusMessages.completed, result: json, error: null }));
     });
   }
 
   async failTask(taskId: string, error: JsonRpcError): Promise<boolean> {
-    return this.onTask(() => validate.failTask(taskId, error), false, (parsed) => {
-      const json = JSON.stringify(parsed.error);
+    return this.onTaskWrite(() => validate.failTask(taskId, error), false, (parsed, lockTimeout) => {
+      const error = encodePayload('error', parsed.error, this.maxPayloadBytes);
       const message = statusMessages.failed(parsed.error);
-      const refusal = oversizedOutcome({ what: 'error', json, statusMessage: message }, this.maxPayloadBytes);
-      return this.settle(parsed.taskId, refusal, { status: 'failed', message, result: null, error: json });
+      return this.settle(parsed.taskId, lockTimeout, error, (json) => ({ status: 'failed', message, result: null, error: json }));
     });
   }
 
   /** Raises the task's token wherever it is held, on this instance at once. */
   async cancelTask(taskId: string, reason?: string | null): Promise<TaskObject | null> {
-    return this.onTask(() => validate.cancelTask(taskId, reason), null, async (parsed) => {
+    return this.onTaskWrite(() => validate.cancelTask(taskId, reason), null, async (parsed, lockTimeout) => {
       const message = statusMessages.cancelled(parsed.reason, this.maxPayloadBytes);
-      const row = (await this.statements.cancel.execute(this.database.db, { taskId: parsed.taskId, message })).rows[0];
+      const row = (await this.statements.cancel.execute(this.database.db, { taskId: parsed.taskId, message, lockTimeout })).rows[0];
       if (!row) return null;
       this.watcher.cancelled(parsed.taskId);
       return toTaskObject(row);
@@ -296,8 +309,9 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async discardTask(taskId: string): Promise<boolean> {
-    return this.onTask(() => validate.taskId(taskId), false, async (id) => {
-      const discard = async () => (await this.statements.discard.execute(this.database.db, { taskId: id })).rows[0]!.removed > 0;
+    return this.onTaskWrite(() => validate.taskId(taskId), false, async (id, lockTimeout) => {
+      const discard = async () =>
+        (await this.statements.discard.execute(this.database.db, { taskId: id, lockTimeout })).rows[0]!.removed > 0;
       // A reaper moving the task to the tombstones while this statement waits for the row leaves it
       // in neither table as this statement's snapshot sees them. The move happens at most once, so
       // a second statement, with a fresh snapshot, finds the tombstone.
@@ -348,20 +362,41 @@ export class PostgresTaskStore implements TaskStore {
     });
   }
 
+  /** Throws `refusal` if the call would have applied to the task; otherwise the call is a no-op. */
+  private async refuseIf(refusal: TaskStoreError, applies: () => Promise<boolean>): Promise<false> {
+    if (await applies()) throw refusal;
+    return false;
+  }
+
+  /**
+   * {@link onTask} for a call that may wait for the task's row lock: it runs on its turn for the
+   * task, and no longer than the lock timeout allows (see task-gate.ts).
+   */
+  private onTaskWrite<V extends string | { taskId: string }, T>(
+    validated: () => V,
+    unknown: T,
+    operation: (parsed: V, lockTimeout: string) => Promise<T>,
+  ): Promise<T> {
+    return this.onTask(validated, unknown, (parsed) =>
+      this.gate.run(typeof parsed === 'string' ? parsed : parsed.taskId, (lockTimeout) => operation(parsed, lockTimeout)),
+    );
+  }
+
   /**
    * The terminal transition of completeTask and failTask. An outcome over the limits still ends
    * the task, as a content-free failure its waiters can see, and the caller learns why.
    */
   private async settle(
     taskId: string,
-    refusal: TaskStoreError | null,
-    outcome: { status: 'completed' | 'failed'; message: string; result: string | null; error: string | null },
+    lockTimeout: string,
+    payload: EncodedPayload | TaskStoreError,
+    outcome: (json: string) => { status: 'completed' | 'failed'; message: string; result: string | null; error: string | null },
   ): Promise<boolean> {
-    if (refusal) {
-      if (!(await this.retention.failForRetention(taskId))) return false;
-      throw refusal;
+    if (payload instanceof TaskStoreError) {
+      if (!(await this.retention.failForRetention(taskId, lockTimeout))) return false;
+      throw payload;
     }
-    const { rows } = await this.statements.settle.execute(this.database.db, { taskId, ...outcome });
+    const { rows } = await this.statements.settle.execute(this.database.db, { taskId, lockTimeout, ...outcome(payload.json) });
     return rows[0]!.changed > 0;
   }
 

@@ -9,7 +9,7 @@ import { ownerQuotaExceeded } from '../contract/retention.js';
 import { compileQuery } from './compiled-query.js';
 import type { StoreDatabase } from './tables.js';
 import { COUNT_CHANGED, recordingTransition, TRANSITION_COLUMNS, type Changed } from './task-history.js';
-import { isLive, isOpen } from './task-rows.js';
+import { isLive, isOpen, withinLockTimeout } from './task-rows.js';
 import type { NewTask, TaskStatements } from './task-statements.js';
 
 function retentionStatements(database: StoreDatabase) {
@@ -23,7 +23,7 @@ function retentionStatements(database: StoreDatabase) {
       SELECT count(*)::int AS live FROM ${tables.tasks}
        WHERE owner IS NOT DISTINCT FROM ${param('owner')}::text AND ${isLive}`),
 
-    failForRetention: compileQuery<{ taskId: string }, Changed>(db, (param) =>
+    failForRetention: compileQuery<{ taskId: string; lockTimeout: string }, Changed>(db, (param) =>
       recordingTransition(
         database,
         sql`
@@ -31,7 +31,7 @@ function retentionStatements(database: StoreDatabase) {
              SET previous_status = status, status = 'failed', status_message = ${statusMessages.retentionFailed},
                  error = ${JSON.stringify(RETENTION_FAILURE_ERROR)}::jsonb,
                  arguments = 'null'::jsonb, meta = NULL, last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
+           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
       ),
@@ -72,9 +72,9 @@ export class RetentionEnforcer {
    * Ends an open task as a content-free failure its waiters can see: the rejected payload is not
    * kept, and nothing of what the task was told is either. False when the task was not open.
    */
-  failForRetention(taskId: string): Promise<boolean> {
+  failForRetention(taskId: string, lockTimeout: string): Promise<boolean> {
     return this.database.db.transaction().execute(async (trx) => {
-      const { rows } = await this.statements.failForRetention.execute(trx, { taskId });
+      const { rows } = await this.statements.failForRetention.execute(trx, { taskId, lockTimeout });
       if (rows[0]!.changed === 0) return false;
       await this.statements.dropRequests.execute(trx, { taskId });
       return true;

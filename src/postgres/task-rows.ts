@@ -6,6 +6,15 @@ import type { TasksTable } from './tables.js';
 /** A task is live until its deadline, on the database clock, whether or not the reaper has run. */
 export const isLive = sql<boolean>`(expires_at IS NULL OR expires_at > now())`;
 
+/**
+ * Sets `lock_timeout` (milliseconds, as text) for the statement's own transaction, like SET LOCAL
+ * but with no round trip of its own. Placed in the WHERE of the rows a statement locks, it runs
+ * before the statement waits for any of them: a row that matches is read (and this evaluated)
+ * before its lock is awaited, and a row that matches nothing is never waited for. See task-gate.ts.
+ */
+export const withinLockTimeout = (lockTimeout: string) =>
+  sql<boolean>`set_config('lock_timeout', ${lockTimeout}::text, true) IS NOT NULL`;
+
 /** The task can still change status: it is neither completed, failed nor cancelled. */
 export const isOpen = sql<boolean>`status IN ('working', 'input_required')`;
 

@@ -1,7 +1,8 @@
 /**
  * The statements on task rows: every read and single-statement transition of the store and its
  * watcher, compiled once per store for its schema and run as named prepared statements. Each is
- * one round trip, with the expiry check inside it on the database clock.
+ * one round trip, with the expiry check inside it on the database clock. A statement that may wait
+ * for the task's row lock bounds that wait itself (`withinLockTimeout`).
  *
  * The input-request protocol has its statements in input-requests.ts, the retention limits theirs
  * in retention.ts, and the reaper its own in reaper.ts.
@@ -16,6 +17,7 @@ import {
   isOpen,
   msUntilExpiry,
   TASK_OBJECT_COLUMNS,
+  withinLockTimeout,
   type SnapshotRow,
   type TaskObjectRow,
   type TaskState,
@@ -32,6 +34,8 @@ export interface NewTask {
 }
 
 type ById = { taskId: string };
+/** What is left of the call's lock timeout, for a statement that may wait for the task's row lock. */
+type Locking = { taskId: string; lockTimeout: string };
 type ByIds = { taskIds: string[] };
 type TimeLeft = { ms_until_expiry: number | null };
 
@@ -79,14 +83,14 @@ export function taskStatements(database: StoreDatabase) {
     ),
 
     /** A null message keeps the current one. */
-    setStatus: compileQuery<{ taskId: string; status: string; message: string | null }, Changed>(db, (param) =>
+    setStatus: compileQuery<Locking & { status: string; message: string | null }, Changed>(db, (param) =>
       recordingTransition(
         database,
         sql`
           UPDATE ${tables.tasks}
              SET previous_status = status, status = ${param('status')}::text,
                  status_message = coalesce(${param('message')}::text, status_message), last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
+           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
       ),
@@ -94,7 +98,7 @@ export function taskStatements(database: StoreDatabase) {
 
     /** The terminal transition of completeTask and failTask: exactly one of result and error is set. */
     settle: compileQuery<
-      { taskId: string; status: 'completed' | 'failed'; message: string; result: string | null; error: string | null },
+      Locking & { status: 'completed' | 'failed'; message: string; result: string | null; error: string | null },
       Changed
     >(db, (param) =>
       recordingTransition(
@@ -103,14 +107,14 @@ export function taskStatements(database: StoreDatabase) {
           UPDATE ${tables.tasks}
              SET previous_status = status, status = ${param('status')}::text, status_message = ${param('message')},
                  result = ${param('result')}::jsonb, error = ${param('error')}::jsonb, last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
+           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
       ),
     ),
 
     /** Records the cancel request on any live task; only an open one becomes `cancelled`. */
-    cancel: compileQuery<{ taskId: string; message: string }, TaskObjectRow>(db, (param) =>
+    cancel: compileQuery<Locking & { message: string }, TaskObjectRow>(db, (param) =>
       recordingTransition(
         database,
         sql`
@@ -121,14 +125,14 @@ export function taskStatements(database: StoreDatabase) {
                  last_updated_at = CASE WHEN ${isOpen} THEN now() ELSE last_updated_at END,
                  -- clock_timestamp() differs on every call, so each cancel is a change (and a NOTIFY).
                  cancel_requested_at = clock_timestamp()
-           WHERE task_id = ${param('taskId')} AND ${isLive}
+           WHERE task_id = ${param('taskId')} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta`,
         sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column))),
       ),
     ),
 
     /** The deadline moves, measured from creation; one in the past expires the task at once. */
-    setTtl: compileQuery<{ taskId: string; ttlMs: number }, TimeLeft>(db, (param) =>
+    setTtl: compileQuery<Locking & { ttlMs: number }, TimeLeft>(db, (param) =>
       db
         .updateTable('tasks')
         .set({
@@ -138,18 +142,30 @@ export function taskStatements(database: StoreDatabase) {
         })
         .where('task_id', '=', param('taskId'))
         .where(isLive)
+        .where(withinLockTimeout(param('lockTimeout')))
         .returning(msUntilExpiry),
     ),
 
-    setMeta: compileQuery<{ taskId: string; metaJson: string }, never>(db, (param) =>
-      db.updateTable('tasks').set({ meta: param('metaJson') }).where('task_id', '=', param('taskId')).where(isLive),
+    setMeta: compileQuery<Locking & { metaJson: string }, never>(db, (param) =>
+      db
+        .updateTable('tasks')
+        .set({ meta: param('metaJson') })
+        .where('task_id', '=', param('taskId'))
+        .where(isLive)
+        .where(withinLockTimeout(param('lockTimeout'))),
     ),
 
     /** A live task or a tombstone, with the task's history. */
-    discard: compileQuery<ById, { removed: number }>(db, (param) => sql`
-      WITH live AS (DELETE FROM ${tables.tasks} WHERE task_id = ${param('taskId')} RETURNING 1),
-           dead AS (DELETE FROM ${tables.tombstones} WHERE task_id = ${param('taskId')} RETURNING 1),
-           history AS (DELETE FROM ${tables.task_history} WHERE task_id = ${param('taskId')})
+    discard: compileQuery<Locking, { removed: number }>(db, (param) => sql`
+      WITH live AS (
+             DELETE FROM ${tables.tasks}
+              WHERE task_id = ${param('taskId')} AND ${withinLockTimeout(param('lockTimeout'))} RETURNING 1),
+           dead AS (
+             DELETE FROM ${tables.tombstones}
+              WHERE task_id = ${param('taskId')} AND ${withinLockTimeout(param('lockTimeout'))} RETURNING 1),
+           history AS (
+             DELETE FROM ${tables.task_history}
+              WHERE task_id = ${param('taskId')} AND ${withinLockTimeout(param('lockTimeout'))})
       SELECT (SELECT count(*) FROM live)::int + (SELECT count(*) FROM dead)::int AS removed`),
 
     resumeContext: compileQuery<
@@ -169,13 +185,14 @@ export function taskStatements(database: StoreDatabase) {
        WHERE t.task_id = ${param('taskId')} AND ${isLive}`),
 
     /** Asks the settling transaction to NOTIFY: only tasks a waiter flagged are announced. */
-    markAwaited: compileQuery<ById, never>(db, (param) =>
+    markAwaited: compileQuery<Locking, never>(db, (param) =>
       db
         .updateTable('tasks')
         .set({ awaited: true })
         .where('task_id', '=', param('taskId'))
         .where('awaited', '=', false)
-        .where(isOpen),
+        .where(isOpen)
+        .where(withinLockTimeout(param('lockTimeout'))),
     ),
 
     /** Live rows and tombstones of the given tasks, read in one statement (one snapshot). */

@@ -10,9 +10,11 @@
  */
 import { CancellationSource, type CancellationToken } from '../contract/cancellation.js';
 import { closedWhileWaiting } from '../contract/errors.js';
+import { cloneJson } from '../contract/json.js';
 import { scheduleDeadline, type CancelDeadline } from '../contract/timers.js';
 import { isTerminal, type TaskSnapshot } from '../contract/types.js';
 import type { NotificationListener } from './listener.js';
+import type { TaskGate } from './task-gate.js';
 import { parseTaskEvent, type TaskEvent } from './task-events.js';
 import { toSnapshot, type TaskState } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
@@ -39,6 +41,8 @@ export class TaskWatcher {
     private readonly statements: Pick<TaskStatements, 'markAwaited' | 'states' | 'terminalSnapshots'>,
     private readonly db: Parameters<TaskStatements['states']['execute']>[0],
     private readonly listener: NotificationListener | null,
+    /** Flagging a task awaited is an UPDATE: it waits its turn for the row like every write. */
+    private readonly gate: TaskGate,
   ) {
     this.listener?.onNotification((payload) => {
       const event = parseTaskEvent(payload);
@@ -117,7 +121,7 @@ export class TaskWatcher {
   /** Asks the settling transaction to NOTIFY (only awaited tasks are announced), then reads the row. */
   private async markAwaited(taskId: string, waiter: Waiter): Promise<void> {
     try {
-      await this.statements.markAwaited.execute(this.db, { taskId });
+      await this.gate.run(taskId, (lockTimeout) => this.statements.markAwaited.execute(this.db, { taskId, lockTimeout }));
       this.recheck(taskId);
     } catch (error) {
       this.removeWaiter(taskId, waiter, error);
@@ -163,7 +167,8 @@ export class TaskWatcher {
     const set = this.waiters.get(taskId);
     if (!set) return;
     this.waiters.delete(taskId);
-    for (const waiter of set) waiter.resolve(snapshot);
+    // Each waiter gets its own copy: one caller changing its snapshot must not change another's.
+    for (const waiter of set) waiter.resolve(snapshot && cloneJson(snapshot));
   }
 
   private raiseToken(taskId: string, reason: 'cancelled' | 'expired'): void {

@@ -26,6 +26,7 @@ import { listingConformance } from './listing.js';
 import { referenceExampleConformance } from './reference-examples.js';
 import { retentionConformance } from './retention.js';
 import { validationConformance } from './validation.js';
+import { valueConformance } from './values.js';
 import { waitingConformance } from './waiting.js';
 
 export type { ConformanceCapabilities, ConformanceTarget, ReapableTaskStore, StoreOptions } from './harness.js';
@@ -42,6 +43,7 @@ export function runTaskStoreConformance(target: ConformanceTarget): void {
     listingConformance(target);
     retentionConformance(target);
     validationConformance(target);
+    valueConformance(target);
     concurrencyConformance(target);
     referenceExampleConformance(target);
   });
