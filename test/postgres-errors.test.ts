@@ -173,7 +173,8 @@ describe('database failures', () => {
       const error = await rejection(name, call());
       expectCleanBackendError(error, database.connectionString);
       expect(((error as TaskStoreError).cause as { code?: string }).code, name).toBe('42P01');
-      expect((error as Error).message).toContain('never_migrated');
+      // It names the schema and says what to do.
+      expect((error as Error).message, name).toContain(`schema "never_migrated" was never migrated: run migrate({ schema: 'never_migrated' })`);
     }
     // The store is still usable once the schema exists.
     await migrate({ pool: resources.admin, schema: 'never_migrated' });
@@ -181,10 +182,53 @@ describe('database failures', () => {
     expect((await store.getTask(taskId))?.status).toBe('working');
   });
 
-  test('waitForCompletion on a schema that was never migrated rejects with a backend error', async () => {
+  test('waitForCompletion on a schema that was never migrated rejects with a backend error saying so', async () => {
     const store = openStore({ connectionString: database.connectionString, schema: 'never_migrated_either' });
     const error = await rejection('waitForCompletion', store.waitForCompletion(generateTaskId()));
     expectStoreError(error, 'backend');
+    expect(error.message).toContain('run migrate(');
+  });
+
+  test('a schema migrated by a newer version: calls that fail say so, and migrate() leaves it alone saying so', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: resources.admin, schema });
+    const { taskId } = await store.createTask({ toolName: 'before' });
+    // What a later version might do: a migration this one does not know, and a column it does not fill.
+    await resources.admin.query(`INSERT INTO ${schema}.kysely_migration (name, timestamp) VALUES ('9999_from_the_future', now())`);
+    await resources.admin.query(`ALTER TABLE ${schema}.tasks ADD COLUMN future text`);
+    await resources.admin.query(`UPDATE ${schema}.tasks SET future = 'x'`);
+    await resources.admin.query(`ALTER TABLE ${schema}.tasks ALTER COLUMN future SET NOT NULL`);
+    // What still works, works: the store does not stop a rolling upgrade.
+    expect((await store.getTask(taskId))?.status).toBe('working');
+    const error = await rejection('createTask', store.createTask({ toolName: 'after' }));
+    expectCleanBackendError(error, database.connectionString);
+    expect((error as Error).message).toContain(
+      `schema "${schema}" was migrated by a newer version of mcp-task-store-postgres (9999_from_the_future unknown to this one): upgrade this instance`,
+    );
+    const refused = await rejection('migrate', migrate({ pool: resources.admin, schema }));
+    expectStoreError(refused, 'backend');
+    expect(refused.message).toContain('was migrated by a newer version');
+  });
+
+  test('a schema behind the package: calls that fail name the migrations not applied and say to run migrate()', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: resources.admin, schema });
+    // As if 0001 had never been applied here: no record of it, and no tasks table.
+    await resources.admin.query(`DELETE FROM ${schema}.kysely_migration; DROP TABLE ${schema}.tasks CASCADE`);
+    const error = await rejection('getTask', store.getTask(generateTaskId()));
+    expectStoreError(error, 'backend');
+    expect(error.message).toContain(
+      `schema "${schema}" is behind this version of mcp-task-store-postgres (not applied: 0001_tasks): run migrate({ schema: '${schema}' })`,
+    );
+  });
+
+  test('a failure no schema mismatch explains is reported as it is, even on a current schema', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: resources.admin, schema });
+    await resources.admin.query(`ALTER TABLE ${schema}.tasks ADD CONSTRAINT no_tools_named_x CHECK (tool_name <> 'x')`);
+    const error = await rejection('createTask', store.createTask({ toolName: 'x' }));
+    expectStoreError(error, 'backend');
+    expect(error.message).toMatch(/^database error: .*no_tools_named_x.*\(23514\)$/);
   });
 
   test('migrate() against an unreachable server: a backend error carrying no credentials', async () => {

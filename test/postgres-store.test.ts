@@ -4,7 +4,7 @@ import pg from 'pg';
 import { createPool } from '../src/postgres/pool.js';
 import { afterAll, beforeAll } from 'vitest';
 import { PostgresTaskStore } from '../src/index.js';
-import { MIGRATIONS_DIRECTORY, renderMigration } from '../src/postgres/migrate.js';
+import { MIGRATIONS_DIRECTORY, renderMigration } from '../src/postgres/migration-files.js';
 import { runTaskStoreConformance } from './conformance/task-store-conformance.js';
 import { useTestDatabase } from './support/test-database.js';
 

@@ -1,39 +1,26 @@
 /**
- * Applies the numbered SQL files in `migrations/` with Kysely's Migrator. The same provider backs
+ * Applies the numbered SQL files in `migrations/` (migration-files.ts) with Kysely's Migrator. The same provider backs
  * `kysely.config.ts`, so `npx kysely migrate:latest` and {@link migrate} run identical SQL.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Kysely, Migrator, PostgresDialect, sql, type Migration, type MigrationProvider, type MigratorProps } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { z } from 'zod';
+import { parseOptions } from '../contract/options.js';
 import { toBackendError } from './backend-error.js';
+import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrationNames, migrationSql } from './migration-files.js';
+import { poolSchema } from './options.js';
 import { createPool, dialectPool, guardPool } from './pool.js';
-import { notificationChannel, quoteIdentifier, quoteLiteral, validateSchemaName } from './schema-name.js';
+import { DEFAULT_SCHEMA, schemaNameSchema } from './schema-name.js';
+import { readSchemaState, schemaMismatchError } from './schema-version.js';
 
-export const MIGRATIONS_DIRECTORY = fileURLToPath(new URL('../../migrations/', import.meta.url));
-
-/** Kysely's bookkeeping tables live in the store's own schema, so two schemas never interfere. */
-const MIGRATION_TABLE = 'kysely_migration';
-const MIGRATION_LOCK_TABLE = 'kysely_migration_lock';
-
-/** Fills the two placeholders a migration file may contain. */
-export function renderMigration(source: string, schema: string): string {
-  return source
-    .replaceAll('{{schema}}', quoteIdentifier(schema))
-    .replaceAll('{{channel}}', quoteLiteral(notificationChannel(schema)));
-}
-
-/** Each `NNNN_name.sql` file is one migration, named after the file, applied in name order. */
 class SqlFileMigrationProvider implements MigrationProvider {
-  constructor(private readonly schema: string, private readonly directory = MIGRATIONS_DIRECTORY) {}
+  constructor(private readonly schema: string) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await readdir(this.directory)).filter((file) => /^\d{4}_[a-z0-9_]+\.sql$/.test(file)).sort();
     const migrations: Record<string, Migration> = {};
-    for (const file of files) {
-      const source = renderMigration(await readFile(join(this.directory, file), 'utf8'), this.schema);
-      migrations[file.replace(/\.sql$/, '')] = {
+    for (const name of await migrationNames()) {
+      const source = await migrationSql(name, this.schema);
+      migrations[name] = {
         // No bound parameters, so pg sends the file as one simple query: every statement in it runs.
         up: async (db) => {
           await sql.raw(source).execute(db);
@@ -61,27 +48,41 @@ export interface MigrateOptions {
   schema?: string;
 }
 
+const migrateOptionsSchema = z
+  .strictObject({
+    pool: poolSchema.optional(),
+    connectionString: z.string().min(1).optional(),
+    schema: schemaNameSchema.optional(),
+  })
+  .refine((options) => options.pool !== undefined || options.connectionString !== undefined, {
+    message: 'give a pool or a connectionString',
+  });
+
 /**
  * Applies every pending migration to `schema`. Safe to run from several processes at once: Kysely
  * takes an advisory lock, and the losers find nothing left to apply. Returns the migrations this
- * call applied ([] when none were pending).
+ * call applied ([] when none were pending). A schema migrated by a newer version of the package is
+ * left alone, with an error that says so.
  */
 export async function migrate(options: MigrateOptions): Promise<{ applied: string[] }> {
-  const schema = validateSchemaName(options.schema);
-  const pool = options.pool ?? createPool(options.connectionString, 1);
-  const stopGuardingPool = options.pool ? guardPool(options.pool) : () => {};
+  const parsed = parseOptions(migrateOptionsSchema, options);
+  const schema = parsed.schema ?? DEFAULT_SCHEMA;
+  const pool = parsed.pool ?? createPool(parsed.connectionString, 1);
+  const stopGuardingPool = parsed.pool ? guardPool(parsed.pool) : () => {};
   const db = new Kysely<unknown>({
     dialect: new PostgresDialect({ pool: dialectPool(pool, { preparedStatements: false }) }),
   });
   try {
     const { results, error } = await new Migrator({ db, ...migratorOptions(schema) }).migrateToLatest();
-    if (error) throw toBackendError(error, options.connectionString);
+    if (error) throw error;
     return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
   } catch (error) {
-    throw toBackendError(error, options.connectionString);
+    const failure = toBackendError(error, parsed.connectionString);
+    const state = await readSchemaState(db, schema).catch(() => null);
+    throw state?.state === 'newer' ? schemaMismatchError(schema, state, failure) : failure;
   } finally {
     await db.destroy();
-    if (options.pool) stopGuardingPool();
+    if (parsed.pool) stopGuardingPool();
     else await pool.end();
   }
 }

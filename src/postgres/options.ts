@@ -51,7 +51,7 @@ export interface PostgresTaskStoreOptions {
 }
 
 /** Anything with a pool's methods: a caller's `pg` may be another copy than ours. */
-const poolSchema = z.custom<pg.Pool>(
+export const poolSchema = z.custom<pg.Pool>(
   (value) =>
     typeof value === 'object' &&
     value !== null &&

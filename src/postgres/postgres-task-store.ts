@@ -42,6 +42,7 @@ import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
 import { createPool, dialectPool, guardPool } from './pool.js';
 import { Reaper } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
+import { mayBeSchemaMismatch, readSchemaState, schemaMismatchError } from './schema-version.js';
 import { TaskGate } from './task-gate.js';
 import { notificationChannel } from './schema-name.js';
 import { storeDatabase, type StoreDatabase, type TaskDatabase } from './tables.js';
@@ -186,7 +187,7 @@ export class PostgresTaskStore implements TaskStore {
       return await this.watcher.waitForCompletion(id, signal);
     } catch (error) {
       if (signal?.aborted && error === signal.reason) throw error;
-      throw this.backendError(error);
+      throw await this.failure(error);
     }
   }
 
@@ -343,7 +344,7 @@ export class PostgresTaskStore implements TaskStore {
     try {
       return await operation();
     } catch (error) {
-      throw this.backendError(error);
+      throw await this.failure(error);
     }
   }
 
@@ -402,6 +403,18 @@ export class PostgresTaskStore implements TaskStore {
 
   private backendError(error: unknown): TaskStoreError {
     return toBackendError(error, this.connectionString);
+  }
+
+  /**
+   * The error a failed call throws. A failure a schema mismatch would explain (a missing table, a
+   * constraint this version does not know) costs one more look, at the migration table, and then
+   * says what to do: run migrate(), or upgrade this instance.
+   */
+  private async failure(error: unknown): Promise<TaskStoreError> {
+    const failure = this.backendError(error);
+    if (error instanceof TaskStoreError || !mayBeSchemaMismatch(error)) return failure;
+    const state = await readSchemaState(this.database.db, this.schema).catch(() => null);
+    return state && state.state !== 'current' ? schemaMismatchError(this.schema, state, failure) : failure;
   }
 }
 
