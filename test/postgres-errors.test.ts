@@ -567,6 +567,7 @@ describe('options', () => {
     ['intervalMs NaN', { intervalMs: Number.NaN }],
     ['tombstoneRetentionMs -1', { tombstoneRetentionMs: -1 }],
     ['tombstoneRetentionMs NaN', { tombstoneRetentionMs: Number.NaN }],
+    ['tombstoneRetentionMs past what PostgreSQL can subtract from now()', { tombstoneRetentionMs: Number.MAX_SAFE_INTEGER }],
   ])('reaper %s is refused with invalid_input', async (_, reaper) => {
     const error = await constructionError({ pool: resources.admin, listen: false, reaper });
     expectStoreError(error, 'invalid_input');

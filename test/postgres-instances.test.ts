@@ -63,12 +63,13 @@ describe('across instances', () => {
     const a = stores.open(schema);
     const b = stores.open(schema, { reaper: { intervalMs: 50 } });
     await listening(a);
+    // Listening before the task exists: B's reaper may tombstone it before A's token is seen raised.
+    const tombstoned = new Promise<void>((resolve) =>
+      b.onReaperPass((pass) => !(pass instanceof Error) && pass.tombstoned > 0 && resolve()),
+    );
     const { taskId, token } = await a.createTask({ toolName: 'build', ttlMs: 200 });
     await raised(token, "A's token at the deadline");
-    await within(
-      "B's reaper tombstoning the task",
-      new Promise<void>((resolve) => b.onReaperPass((pass) => !(pass instanceof Error) && pass.tombstoned > 0 && resolve())),
-    );
+    await within("B's reaper tombstoning the task", tombstoned);
     expect(await a.taskPresence(taskId)).toStrictEqual({ state: 'expired', owner: null });
   });
 

@@ -10,6 +10,7 @@
 import { sql, type Transaction } from 'kysely';
 import { z } from 'zod';
 import type { ReapResult } from '../contract/types.js';
+import { ttlSchema } from '../contract/validation.js';
 import type { StoreDatabase, TaskDatabase } from './tables.js';
 
 export interface ReaperOptions {
@@ -23,7 +24,8 @@ export interface ReaperOptions {
 
 export const reaperOptionsSchema = z.strictObject({
   intervalMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
-  tombstoneRetentionMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  // Bounded like a ttl: PostgreSQL must be able to subtract it from now().
+  tombstoneRetentionMs: ttlSchema.optional(),
   batchSize: z.number().int().min(1).max(1_000_000).optional(),
 });
 
