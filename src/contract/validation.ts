@@ -74,6 +74,7 @@ const jsonObject = plainJson(z.record(z.string(), z.unknown()));
 const text = z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
 export const taskIdSchema = z.string();
+export const taskIdsSchema = z.array(taskIdSchema).readonly();
 export const ownerSchema = text.nullable();
 export const ttlSchema = z.number().int().min(0).max(MAX_TTL_MS);
 export const statusSchema = z.enum(TASK_STATUSES as [TaskStatus, ...TaskStatus[]]);

@@ -41,6 +41,7 @@ import {
   parse,
   statusSchema,
   taskIdSchema,
+  taskIdsSchema,
   ttlSchema,
   waitOptionsSchema,
 } from '../contract/validation.js';
@@ -65,6 +66,8 @@ import {
   type Sized,
 } from './task-record.js';
 import { TaskTable } from './task-table.js';
+import { ChangeWatchers } from './change-watchers.js';
+import type { TaskChangeFeed, TaskWatch } from '../contract/task-changes.js';
 import { takeWaiters, waitForOutcome, wakeWaiters } from './waiters.js';
 
 export interface MemoryTaskStoreOptions {
@@ -141,9 +144,10 @@ const optionsSchema = z
  * await store.close();
  * ```
  */
-export class MemoryTaskStore implements TaskStore {
+export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
   private readonly effects = new EffectQueue();
-  private readonly table = new TaskTable(this.effects);
+  private readonly watchers = new ChangeWatchers();
+  private readonly table = new TaskTable(this.effects, (taskId) => this.watchers.changed(taskId));
   private readonly limits: ResolvedLimits;
   private readonly defaultTtlMs: number;
   private readonly tombstoneRetentionMs: number;
@@ -458,9 +462,11 @@ export class MemoryTaskStore implements TaskStore {
       }
       const task = this.table.live(id);
       if (!task || isTerminal(task.status)) return false;
-      task.status = newStatus;
-      if (newMessage != null) task.statusMessage = newMessage;
-      task.lastUpdatedAtMs = Date.now();
+      this.table.update(task, () => {
+        task.status = newStatus;
+        if (newMessage != null) task.statusMessage = newMessage;
+        task.lastUpdatedAtMs = Date.now();
+      });
       return true;
     });
   }
@@ -569,6 +575,7 @@ export class MemoryTaskStore implements TaskStore {
       const task = this.table.live(id);
       if (!task) return null;
       this.effects.defer(() => task.source.cancel('cancelled'));
+      this.table.changed(task.taskId);
       if (!isTerminal(task.status)) {
         // An oversized reason is not kept; the cancellation itself must still happen.
         const message = statusMessages.cancelled(why);
@@ -588,6 +595,14 @@ export class MemoryTaskStore implements TaskStore {
     return this.transaction(() => {
       return this.table.remove(parse(taskIdSchema, taskId, 'taskId'));
     });
+  }
+
+  /**
+   * Reports changes to the given tasks (see {@link TaskChangeFeed}): every transition, TTL change,
+   * cancellation request, expiry and removal, each reported once it has happened.
+   */
+  async watchTasks(taskIds: readonly string[], onChange: (taskId: string) => void): Promise<TaskWatch> {
+    return this.transaction(() => this.watchers.watch(parse(taskIdsSchema, taskIds, 'taskIds'), onChange));
   }
 
   /**
@@ -613,6 +628,7 @@ export class MemoryTaskStore implements TaskStore {
     if (this.closed) return;
     this.closed = true;
     this.stopCleanup();
+    this.watchers.clear();
     wakeWaiters(this.table.clear(), new TaskStoreError('backend', 'the task store was closed while waiting for the task'));
   }
 
