@@ -4,7 +4,8 @@
  * have) behind a round-robin proxy, so consecutive requests alternate instances.
  *
  * Every instance also carries `wait_for_cancel`, a tool that records which instance runs it and
- * finishes only when its cancellation signal fires, so a test can see a cancel reach the handler.
+ * finishes only when its cancellation signal fires, so a test can see a cancel reach the handler,
+ * and `short_lived`, whose task expires {@link SHORT_LIVED_TTL_MS} after creation.
  */
 import { afterEach } from 'vitest';
 import { z } from 'zod';
@@ -66,6 +67,9 @@ function cancelWitness(): CancelWitness & { tool(router: TaskRouter, instance: s
   };
 }
 
+/** The TTL of `short_lived` tasks. */
+export const SHORT_LIVED_TTL_MS = 300;
+
 export interface Deployment {
   /** The URL clients use: the single instance, or the proxy in front of both. */
   readonly url: string;
@@ -86,7 +90,14 @@ export function useDeployments(): { deploy(kind: DeploymentKind): Promise<Deploy
   });
 
   async function start(store: TaskStore, instance: string, witness: ReturnType<typeof cancelWitness>) {
-    const running = await startRouterServer({ store, pollIntervalMs: 100 }, (router) => witness.tool(router, instance));
+    const running = await startRouterServer({ store, pollIntervalMs: 100 }, (router) => {
+      witness.tool(router, instance);
+      router.tool(
+        'short_lived',
+        { description: 'Finishes at once; its task expires soon after.', taskSupport: 'required', ttlMs: SHORT_LIVED_TTL_MS },
+        () => ({ content: [{ type: 'text', text: 'done' }] }),
+      );
+    });
     cleanups.push(() => running.close());
     return running;
   }

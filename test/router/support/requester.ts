@@ -105,3 +105,34 @@ export async function connectRequester(
     },
   };
 }
+
+/** The per-request `_meta` envelope of a 2026-07-28 request; the tasks extension declared unless told otherwise. */
+export function envelope(options: { tasks?: boolean } = {}): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+    'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
+    'io.modelcontextprotocol/clientCapabilities': {
+      elicitation: {},
+      ...(options.tasks !== false && { extensions: { 'io.modelcontextprotocol/tasks': {} } }),
+    },
+  };
+}
+
+/**
+ * One raw 2026-07-28 request, as `principal` (or anonymously): the result, or the JSON-RPC error
+ * as an `{ error }` object, so tests can compare refusals exactly.
+ */
+export async function call(
+  url: string,
+  principal: string | null,
+  method: string,
+  params: Record<string, unknown>,
+  options: { tasks?: boolean } = {},
+): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } }> {
+  const response = await postJsonRpc(
+    url,
+    { method, params: { ...params, _meta: envelope(options) } },
+    { headers: principal === null ? {} : { authorization: `Bearer ${principal}` } },
+  );
+  return response.kind === 'result' ? { result: response.result as Record<string, unknown> } : { error: response.error as never };
+}
