@@ -23,6 +23,8 @@ export interface Era2025Options {
   tasks: SdkTaskStore;
   queue: TaskMessageQueue;
   tools: ToolDefinition[];
+  /** `pollInterval` the tools' tasks advertise, in ms. Default: the adapter's (1000). */
+  pollIntervalMs?: number;
   /** Registers more on each session's server (tests add tools of their own). */
   configure?: (server: McpServer) => void;
   serverInfo?: { name: string; version: string };
@@ -43,7 +45,7 @@ export function era2025(options: Era2025Options): ProtocolEra & { readonly sessi
       taskMessageQueue: options.queue,
     });
     options.tasks.attach(server);
-    for (const tool of options.tools) register(server, options.tasks, tool);
+    for (const tool of options.tools) register(server, options.tasks, tool, options.pollIntervalMs);
     options.configure?.(server);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -85,7 +87,7 @@ export function era2025(options: Era2025Options): ProtocolEra & { readonly sessi
 }
 
 /** One era-neutral tool as an SDK 1.x tool: a plain tool, or a task tool through `taskTool`. */
-function register(server: McpServer, tasks: SdkTaskStore, tool: ToolDefinition): void {
+function register(server: McpServer, tasks: SdkTaskStore, tool: ToolDefinition, pollIntervalMs: number | undefined): void {
   const config = { title: tool.title, description: tool.description, inputSchema: tool.inputSchema };
   if (tool.taskSupport === 'forbidden') {
     server.registerTool(tool.name, config, async (args: unknown, extra) =>
@@ -106,7 +108,9 @@ function register(server: McpServer, tasks: SdkTaskStore, tool: ToolDefinition):
   server.experimental.tasks.registerToolTask(
     tool.name,
     { ...config, execution: { taskSupport: tool.taskSupport } },
-    taskTool(tasks, async (args, context: TaskToolContext) => tool.run(args as never, toolContext(context)) as never),
+    taskTool(tasks, async (args, context: TaskToolContext) => tool.run(args as never, toolContext(context)) as never, {
+      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+    }),
   );
 }
 

@@ -22,6 +22,8 @@ export interface McpServerOptions {
   port: number;
   store?: Omit<PostgresTaskStoreOptions, 'pool' | 'schema' | 'connectionString'>;
   tools?: ToolDefinition[];
+  /** `pollInterval` the tools' tasks advertise, in ms. */
+  pollIntervalMs?: number;
   authenticate?: (req: IncomingMessage) => AuthInfo | undefined;
   /** Registers more on each SDK 1.x session's server. */
   configure?: (server: McpServer) => void;
@@ -46,7 +48,13 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
   const sessions = new PostgresSessionTaskIndex({ pool, ...(schema ? { schema } : {}) });
   const tasks = new SdkTaskStore(store, { sessions });
   const eras: ProtocolEra[] = [
-    era2025({ tasks, queue, tools: options.tools ?? demoTools, ...(options.configure ? { configure: options.configure } : {}) }),
+    era2025({
+      tasks,
+      queue,
+      tools: options.tools ?? demoTools,
+      ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+      ...(options.configure ? { configure: options.configure } : {}),
+    }),
   ];
   const http = createHttpEntry({ eras, ...(options.authenticate ? { authenticate: options.authenticate } : {}) });
   const host = options.host ?? '127.0.0.1';
