@@ -106,6 +106,9 @@ export class TaskWatcher {
   async waitForCompletion(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot | null> {
     let waiter!: Waiter;
     const settled = new Promise<TaskSnapshot | null>((resolve, reject) => (waiter = { resolve, reject }));
+    // An abort during the UPDATE below rejects `settled` before anything awaits it; it is awaited
+    // below, but without this Node would report (and by default crash on) an unhandled rejection.
+    settled.catch(() => {});
     const onAbort = () => this.removeWaiter(taskId, waiter, signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     // Register in memory before reading, so a wake between the read and the wait is not lost.
