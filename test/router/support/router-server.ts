@@ -1,14 +1,16 @@
 /**
- * A real HTTP server serving a {@link TaskRouter} on 127.0.0.1 and a free port, the way a user
- * mounts it: `createTaskHttpHandler` behind `toNodeHandler`. `Authorization: Bearer <name>` stands
+ * A real HTTP server serving a router on 127.0.0.1 and a free port, the way a user mounts it:
+ * `createTaskHttpHandler` behind `toNodeHandler`. `Authorization: Bearer <name>` stands
  * for a verified token whose subject is `<name>` (a test verifier: the name is the principal).
  */
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { createTaskHttpHandler, TaskRouter, type TaskHttpHandler, type TaskRouterOptions } from '../../../src/router/index.js';
-import { registerConformanceTools } from '../../../scripts/server/conformance-tools.js';
+import type { TaskStore } from '../../../src/index.js';
+import { createTaskHttpHandler, type TaskHttpHandler, type TaskRouter } from '../../../src/router/index.js';
+import { createDemoRouter } from '../../../scripts/server/era-2026.js';
+import { demoTools } from '../../../scripts/server/tools.js';
 
 export interface RunningRouter {
   readonly url: string;
@@ -27,16 +29,14 @@ export function testAuthInfo(request: IncomingMessage): AuthInfo | undefined {
 }
 
 /**
- * Starts a router with the conformance tools (and whatever `configure` adds) on its own HTTP
- * server. Pass `onError` to see background failures; by default they fail loudly in the log.
+ * Starts the router `npm start` serves for protocol 2026-07-28 (the demo tools), plus whatever
+ * `configure` adds, on its own HTTP server over `store`.
  */
 export async function startRouterServer(
-  options: TaskRouterOptions,
+  options: { store: TaskStore; pollIntervalMs?: number },
   configure?: (router: TaskRouter) => void,
 ): Promise<RunningRouter> {
-  const router = new TaskRouter({ onError: (error) => console.error('router background error:', error), ...options });
-  registerConformanceTools(router);
-  configure?.(router);
+  const router = createDemoRouter({ ...options, tools: demoTools, ...(configure !== undefined && { configure }) });
   const handler = createTaskHttpHandler(router);
   const node = toNodeHandler(handler);
   const server: HttpServer = createServer((request, response) => {
