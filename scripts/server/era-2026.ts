@@ -49,7 +49,7 @@ export function createDemoRouter(options: Era2026Options): TaskRouter {
     store: options.store,
     serverInfo: { name: 'mcp-task-store-postgres demo', version: '0.1.0' },
     ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
-    onError: options.onError ?? ((error) => console.error('tasks extension:', error)),
+    onError: options.onError ?? ((error) => console.error(`tasks extension: ${error.message}`)),
   });
   for (const tool of options.tools) registerTool(router, tool);
   registerTestToolWithTask(router);

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { MemoryTaskStore, type TaskStore } from '../../../src/index.js';
 import type { TaskRouter } from '../../../src/router/index.js';
 import { usePostgresStores } from '../../support/postgres-stores.js';
-import { startRoundRobinProxy } from './round-robin-proxy.js';
+import { startRoundRobinProxy } from '../../../scripts/server/round-robin-proxy.js';
 import { startRouterServer, type RunningRouter } from './router-server.js';
 
 /** What `wait_for_cancel` saw, per task: where it ran and whether its signal fired there. */
