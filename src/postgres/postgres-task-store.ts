@@ -54,8 +54,7 @@ import {
 import { toBackendError } from './backend-error.js';
 import { decodeCursor, encodeCursor } from '../contract/list-cursor.js';
 import { NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
-import { preparingPool } from './prepared-statements.js';
-import { createPool } from './pool.js';
+import { createPool, dialectPool, guardPool } from './pool.js';
 import { Reaper, reaperOptionsSchema, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
 import type { TaskDatabase } from './tables.js';
@@ -97,7 +96,6 @@ export class PostgresTaskStore implements TaskStore {
   readonly schema: string;
   private readonly db: Kysely<TaskDatabase>;
   private readonly pool: pg.Pool;
-  private readonly ownsPool: boolean;
   private readonly connectionString: string | undefined;
   private readonly defaultTtlMs: number;
   private readonly maxPayloadBytes: number;
@@ -106,6 +104,8 @@ export class PostgresTaskStore implements TaskStore {
   private readonly statements: TaskStatements;
   private readonly watcher: TaskWatcher;
   private readonly reaper: Reaper;
+  /** Ends the pool if the store created it; otherwise stops listening on the caller's pool. */
+  private readonly releasePool: () => Promise<void>;
   private closed = false;
 
   constructor(options: PostgresTaskStoreOptions) {
@@ -124,10 +124,11 @@ export class PostgresTaskStore implements TaskStore {
       throw new TaskStoreError('invalid_input', 'invalid options: give a pool or a connectionString');
     }
     this.connectionString = options.connectionString;
-    this.ownsPool = !options.pool;
     this.pool = options.pool ?? createPool(options.connectionString, 10);
-    const dialectPool = options.preparedStatements === false ? this.pool : preparingPool(this.pool);
-    this.db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: dialectPool }) }).withSchema(this.schema);
+    const stopGuarding = options.pool ? guardPool(options.pool) : null;
+    this.releasePool = stopGuarding ? async () => stopGuarding() : () => this.pool.end();
+    const pool = dialectPool(this.pool, { preparedStatements: options.preparedStatements !== false });
+    this.db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool }) }).withSchema(this.schema);
 
     this.statements = taskStatements(this.db, this.schema);
     this.listener =
@@ -614,7 +615,7 @@ export class PostgresTaskStore implements TaskStore {
     await this.reaper.stop();
     this.watcher.close();
     await this.listener?.close();
-    if (this.ownsPool) await this.pool.end();
+    await this.releasePool();
   }
 
   private table(name: keyof TaskDatabase) {

@@ -113,8 +113,18 @@ export class TaskWatcher {
     signal?.addEventListener('abort', onAbort, { once: true });
     // Register in memory before reading, so a wake between the read and the wait is not lost.
     this.addWaiter(taskId, waiter);
+    // Not awaited here: an abort (or close) must end the wait even while this statement waits.
+    void this.markAwaited(taskId, waiter);
     try {
-      // Ask the settling transaction to NOTIFY: only awaited tasks are announced.
+      return await settled;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Asks the settling transaction to NOTIFY (only awaited tasks are announced), then reads the row. */
+  private async markAwaited(taskId: string, waiter: Waiter): Promise<void> {
+    try {
       await this.db
         .updateTable('tasks')
         .set({ awaited: true })
@@ -125,11 +135,6 @@ export class TaskWatcher {
       this.recheck(taskId);
     } catch (error) {
       this.removeWaiter(taskId, waiter, error);
-    }
-    try {
-      return await settled;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
     }
   }
 
