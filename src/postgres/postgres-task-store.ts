@@ -48,6 +48,7 @@ import {
   parse,
   statusSchema,
   taskIdSchema,
+  taskIdsSchema,
   ttlSchema,
   waitOptionsSchema,
 } from '../contract/validation.js';
@@ -62,6 +63,8 @@ import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot, toTaskO
 import { recordingTransition, TRANSITION_COLUMNS } from './task-history.js';
 import { COUNT_CHANGED, taskStatements, type Changed, type NewTask, type TaskStatements } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';
+import { PostgresTaskChanges } from './task-changes.js';
+import type { TaskChangeFeed, TaskWatch } from '../contract/task-changes.js';
 
 export interface PostgresTaskStoreOptions {
   /** A pool the caller owns; `close()` leaves it open. */
@@ -92,7 +95,7 @@ export interface PostgresTaskStoreOptions {
   preparedStatements?: boolean;
 }
 
-export class PostgresTaskStore implements TaskStore {
+export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   readonly schema: string;
   private readonly db: Kysely<TaskDatabase>;
   private readonly pool: pg.Pool;
@@ -103,6 +106,7 @@ export class PostgresTaskStore implements TaskStore {
   private readonly listener: NotificationListener | null;
   private readonly statements: TaskStatements;
   private readonly watcher: TaskWatcher;
+  private readonly changes: PostgresTaskChanges;
   private readonly reaper: Reaper;
   /** Ends the pool if the store created it; otherwise stops listening on the caller's pool. */
   private readonly releasePool: () => Promise<void>;
@@ -141,6 +145,7 @@ export class PostgresTaskStore implements TaskStore {
             channel: notificationChannel(this.schema),
           });
     this.watcher = new TaskWatcher({ db: this.db, listener: this.listener, schema: this.schema });
+    this.changes = new PostgresTaskChanges({ db: this.db, listener: this.listener });
     this.reaper = new Reaper(
       this.db,
       this.schema,
@@ -275,6 +280,16 @@ export class PostgresTaskStore implements TaskStore {
       if (signal?.aborted && error === signal.reason) throw error;
       throw toBackendError(error, this.connectionString);
     }
+  }
+
+  /**
+   * Reports changes to the given tasks made on any instance (see {@link TaskChangeFeed}), as the
+   * NOTIFY trigger announces them; resolves once the tasks are flagged for announcement.
+   */
+  async watchTasks(taskIds: readonly string[], onChange: (taskId: string) => void): Promise<TaskWatch> {
+    const ids = parse(taskIdsSchema, taskIds, 'taskIds');
+    this.assertOpen();
+    return this.run(() => this.changes.watch(ids.filter(isIssuableTaskId), onChange));
   }
 
   async listTasks(options: ListTasksOptions = {}): Promise<TaskPage> {
@@ -614,6 +629,7 @@ export class PostgresTaskStore implements TaskStore {
     this.closed = true;
     await this.reaper.stop();
     this.watcher.close();
+    this.changes.close();
     await this.listener?.close();
     await this.releasePool();
   }

@@ -1,14 +1,13 @@
 /**
  * The optional TaskChangeFeed capability: a store that offers `watchTasks` reports, by id, at
  * least every change a notification must carry (input_required, terminal, a cancellation request,
- * a TTL change, expiry, removal) of the tasks watched, and nothing once the watch is closed.
+ * a TTL change, removal) of the tasks watched, and nothing once the watch is closed.
  * Reports are hints, so each check waits for the id to arrive rather than counting calls.
  */
 import { describe, expect, it } from 'vitest';
 import { hasTaskChangeFeed, type TaskChangeFeed } from '../../src/contract/task-changes.js';
 import type { TaskStore } from '../../src/index.js';
 import {
-  SHORT_TTL,
   ask,
   createTask,
   eventually,
@@ -70,15 +69,16 @@ export function taskChangeConformance(target: ConformanceTarget): void {
       changes.watch.close();
     });
 
-    it('reports a TTL change, expiry and removal', async () => {
+    it('reports a TTL change, a TTL shortened into the past, and removal', async () => {
       const store = await openFeed();
       const retimed = await createTask(store);
-      const expiring = await createTask(store, { ttlMs: SHORT_TTL });
+      const expired = await createTask(store);
       const discarded = await createTask(store);
-      const changes = await record(store, [retimed.id, expiring.id, discarded.id]);
+      const changes = await record(store, [retimed.id, expired.id, discarded.id]);
       await store.setTtl(retimed.id, 120_000);
       await changes.heard(retimed.id, 'the TTL change report');
-      await changes.heard(expiring.id, 'the expiry report');
+      await store.setTtl(expired.id, 0);
+      await changes.heard(expired.id, 'the report of a TTL that expired the task');
       await store.discardTask(discarded.id);
       await changes.heard(discarded.id, 'the removal report');
       changes.watch.close();

@@ -77,14 +77,20 @@ describe('notifications/tasks, one instance on MemoryTaskStore', () => {
 describe('across two instances on one PostgreSQL schema', () => {
   const { deploy } = useDeployments();
 
-  it('a subscriber on one instance hears a task driven through the other settle and be cancelled', async () => {
-    const { instances } = await deploy('two instances on PostgresTaskStore behind a round-robin proxy');
+  it('a subscriber on one instance hears a task driven through the other ask for input, settle and be cancelled', async () => {
+    const { instances, stores } = await deploy('two instances on PostgresTaskStore behind a round-robin proxy');
     const [a, b] = instances.map((instance) => instance.url) as [string, string];
+    const asking = (await call(b, 'alice', 'tools/call', { name: 'wait_for_cancel', arguments: {} })).result!['taskId'] as string;
     const finishing = (await call(b, 'alice', 'tools/call', { name: 'slow_compute', arguments: { seconds: 0.5 } })).result!['taskId'] as string;
     const cancelled = (await call(b, 'alice', 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } })).result!['taskId'] as string;
-    const stream = await listen(a, [finishing, cancelled], { principal: 'alice' });
+    const stream = await listen(a, [asking, finishing, cancelled], { principal: 'alice' });
     try {
       await stream.next('the acknowledgement', (m) => m.method === 'notifications/subscriptions/acknowledged');
+      // The input request is made through B (by its store, as a handler's round would), heard on A.
+      await stores[1]!.requireInput(asking, { approve: { method: 'roots/list' } });
+      const input = await stream.task(asking, 'input_required');
+      expect(withoutMeta(input)).toEqual(await getTask(b, 'alice', asking));
+      await call(b, 'alice', 'tasks/cancel', { taskId: asking });
       await call(b, 'alice', 'tasks/cancel', { taskId: cancelled });
       const cancelledNote = await stream.task(cancelled, 'cancelled');
       expect(withoutMeta(cancelledNote)).toEqual(await getTask(b, 'alice', cancelled));
