@@ -106,13 +106,17 @@ export async function connectRequester(
   };
 }
 
-/** The per-request `_meta` envelope of a 2026-07-28 request; the tasks extension declared unless told otherwise. */
+/**
+ * The per-request `_meta` envelope of a 2026-07-28 request: elicitation and roots (no sampling),
+ * and the tasks extension unless told otherwise.
+ */
 export function envelope(options: { tasks?: boolean } = {}): Record<string, unknown> {
   return {
     'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
     'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
     'io.modelcontextprotocol/clientCapabilities': {
       elicitation: {},
+      roots: {},
       ...(options.tasks !== false && { extensions: { 'io.modelcontextprotocol/tasks': {} } }),
     },
   };
