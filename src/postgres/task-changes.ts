@@ -15,7 +15,7 @@ import type { TaskWatch } from '../contract/task-changes.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskDatabase } from './tables.js';
 import { BACKSTOP_POLL_MS } from './task-watcher.js';
-import { isOpen } from './task-rows.js';
+import { markAwaited } from './task-rows.js';
 
 type Listener = (taskId: string) => void;
 
@@ -48,15 +48,7 @@ export class PostgresTaskChanges {
     }
     const watch = { close: () => this.unwatch(ids, onChange) };
     try {
-      if (ids.length > 0) {
-        await this.db
-          .updateTable('tasks')
-          .set({ awaited: true })
-          .where('task_id', 'in', ids)
-          .where('awaited', '=', false)
-          .where(isOpen)
-          .execute();
-      }
+      await markAwaited(this.db, ids);
     } catch (error) {
       watch.close();
       throw error;

@@ -14,7 +14,7 @@ import { TaskStoreError } from '../contract/errors.js';
 import { isTerminal, type TaskSnapshot, type TaskStatus } from '../contract/types.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskDatabase } from './tables.js';
-import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot } from './task-rows.js';
+import { isLive, isOpen, markAwaited, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot } from './task-rows.js';
 
 /** How often waiters and tokens are re-read while notifications cannot be relied on. */
 export const BACKSTOP_POLL_MS = 1000;
@@ -125,13 +125,7 @@ export class TaskWatcher {
   /** Asks the settling transaction to NOTIFY (only awaited tasks are announced), then reads the row. */
   private async markAwaited(taskId: string, waiter: Waiter): Promise<void> {
     try {
-      await this.db
-        .updateTable('tasks')
-        .set({ awaited: true })
-        .where('task_id', '=', taskId)
-        .where('awaited', '=', false)
-        .where(isOpen)
-        .execute();
+      await markAwaited(this.db, [taskId]);
       this.recheck(taskId);
     } catch (error) {
       this.removeWaiter(taskId, waiter, error);
