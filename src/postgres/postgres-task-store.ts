@@ -54,7 +54,7 @@ import {
 } from '../contract/validation.js';
 import { toBackendError } from './backend-error.js';
 import { decodeCursor, encodeCursor } from '../contract/list-cursor.js';
-import { NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
+import { listenerFor, type NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
 import { createPool, dialectPool, guardPool } from './pool.js';
 import { Reaper, reaperOptionsSchema, type ReaperOptions, type ReaperPass } from './reaper.js';
 import { notificationChannel, validateSchemaName } from './schema-name.js';
@@ -135,15 +135,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     this.db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool }) }).withSchema(this.schema);
 
     this.statements = taskStatements(this.db, this.schema);
-    this.listener =
-      options.listen === false
-        ? null
-        : new NotificationListener({
-            clientConfig: options.listen?.connectionString
-              ? { connectionString: options.listen.connectionString }
-              : listenerConfigFrom(this.pool),
-            channel: notificationChannel(this.schema),
-          });
+    this.listener = listenerFor(options.listen, this.pool, notificationChannel(this.schema));
     this.watcher = new TaskWatcher({ db: this.db, listener: this.listener, schema: this.schema });
     this.changes = new PostgresTaskChanges({ db: this.db, listener: this.listener });
     this.reaper = new Reaper(
@@ -736,10 +728,4 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
       .filter((row): row is { key: string; value: Record<string, unknown> } => row.key !== null)
       .sort((a, b) => compareKeys(a.key, b.key));
   }
-}
-
-/** The listener connects with the pool's own settings, on a connection of its own. */
-function listenerConfigFrom(pool: pg.Pool): pg.ClientConfig {
-  const { max: _max, idleTimeoutMillis: _idle, ...clientConfig } = (pool as unknown as { options: pg.PoolConfig }).options;
-  return clientConfig;
 }

@@ -8,11 +8,10 @@
  */
 import { sql, type Transaction } from 'kysely';
 import type { QueuedMessage, TaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import type pg from 'pg';
 import { z } from 'zod';
 import { TaskStoreError } from '../contract/errors.js';
 import { parse } from '../contract/validation.js';
-import { NotificationListener } from '../postgres/listener.js';
+import { listenerFor, type NotificationListener } from '../postgres/listener.js';
 import { notificationChannel } from '../postgres/schema-name.js';
 import { PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
 
@@ -52,15 +51,7 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
   constructor(options: PostgresTaskMessageQueueOptions) {
     this.connection = new PostgresConnection(options, 4);
     this.channel = notificationChannel(this.connection.schema);
-    this.listener =
-      options.listen === false
-        ? null
-        : new NotificationListener({
-            clientConfig: options.listen?.connectionString
-              ? { connectionString: options.listen.connectionString }
-              : listenerConfigFrom(this.connection.pool),
-            channel: this.channel,
-          });
+    this.listener = listenerFor(options.listen, this.connection.pool, this.channel);
     this.listener?.onNotification((payload) => {
       if (!payload.startsWith(NOTIFY_PREFIX)) return;
       const taskId = payload.slice(NOTIFY_PREFIX.length);
@@ -221,10 +212,4 @@ function queueKey(taskId: string, sessionId: string | undefined): string {
 
 function unknownTask(taskId: string): TaskStoreError {
   return new TaskStoreError('invalid_input', `Task with ID ${taskId} not found`);
-}
-
-/** The listener connects with the pool's own settings, on a connection of its own. */
-function listenerConfigFrom(pool: pg.Pool): pg.ClientConfig {
-  const { max: _max, idleTimeoutMillis: _idle, ...clientConfig } = (pool as unknown as { options: pg.PoolConfig }).options;
-  return clientConfig;
 }

@@ -35,8 +35,11 @@ interface ProtocolInternals {
   notification: Server['notification'];
 }
 
+const bound = new WeakSet<object>();
+
 export function bindServer(adapter: SdkTaskStore, server: McpServer | Server): void {
   const protocol = ('server' in server ? server.server : server) as unknown as ProtocolInternals;
+  if (bound.has(protocol)) return;
   if (protocol._taskStore !== adapter) {
     throw new Error('SdkTaskStore.attach: the server was not created with this store as its taskStore option');
   }
@@ -61,6 +64,7 @@ export function bindServer(adapter: SdkTaskStore, server: McpServer | Server): v
     bindTransport(transport);
   };
   if (protocol.transport) bindTransport(protocol.transport);
+  bound.add(protocol);
 }
 
 function isWaking(queue: TaskMessageQueue | undefined): queue is WakingTaskMessageQueue {

@@ -88,6 +88,14 @@ describe('the tools', () => {
     expect(await server.store.inputResponses(taskId)).toEqual({ confirm: { action: 'accept', content: { confirm: true } } });
   });
 
+  it('confirm_delete without a task: the question comes on the tools/call stream itself', async () => {
+    const server = await testbed.server();
+    const client = await testbed.client(server.url, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { confirm: true } }));
+    const result = await client.callTool({ name: 'confirm_delete', arguments: { filename: 'plain.txt' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'Deleted plain.txt' }]);
+  });
+
   it('multi_input asks two questions at once', async () => {
     const server = await testbed.server();
     const client = await testbed.client(server.url, { capabilities: { elicitation: {} } });
@@ -268,5 +276,5 @@ describe('npm start, as separate processes', () => {
 
     expect(await Promise.all([a.stop('SIGINT'), b.stop('SIGINT')])).toEqual([0, 0]);
     expect(a.output()).toMatch(/SIGINT: stopping\nstopped\n$/);
-  });
+  }, 120_000); // two programs starting on 2 shared cores
 });
