@@ -12,7 +12,7 @@ import {
   PostgresTaskStore,
   TaskStoreError,
   type PostgresTaskStoreOptions,
-  type ReaperPass,
+  type ReapResult,
   type TaskStoreErrorKind,
 } from '../src/index.js';
 import { useTestResources } from './support/postgres-stores.js';
@@ -147,7 +147,7 @@ describe('database failures', () => {
   test('a store with its listener and reaper on survives a server that is down, and reports it', async () => {
     const store = new PostgresTaskStore({ connectionString: REFUSING_URL, reaper: { intervalMs: 50 } });
     openStores.push(store);
-    const passes: (ReaperPass | Error)[] = [];
+    const passes: (ReapResult | Error)[] = [];
     store.onReaperPass((outcome) => passes.push(outcome));
     const reconnecting: string[] = [];
     store.onListenerStateChange((change) => {

@@ -2,8 +2,9 @@
  * One LISTEN connection per store instance, kept alive against silent failures: TCP keepalive, a
  * heartbeat that checks the LISTEN is still registered, and reconnection with jittered backoff.
  *
- * NOTIFY is only a hint. Whoever subscribes with `onListening` re-reads what it cares about every
- * time the listener (re)connects, because notifications sent while it was down are lost.
+ * NOTIFY is only a hint. Whoever subscribes with `onStateChange` re-reads what it cares about every
+ * time the listener reports `listening` again, because notifications sent while it was down are
+ * lost.
  */
 import pg from 'pg';
 import { quoteIdentifier } from './schema-name.js';
@@ -18,7 +19,7 @@ export interface ListenerStateChange {
   retryInMs?: number;
 }
 
-export interface NotificationListenerOptions {
+interface NotificationListenerOptions {
   clientConfig: pg.ClientConfig;
   channel: string;
   /** How often to check that the LISTEN is still registered. Default 15 s. */

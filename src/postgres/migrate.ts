@@ -25,7 +25,7 @@ export function renderMigration(source: string, schema: string): string {
 }
 
 /** Each `NNNN_name.sql` file is one migration, named after the file, applied in name order. */
-export class SqlFileMigrationProvider implements MigrationProvider {
+class SqlFileMigrationProvider implements MigrationProvider {
   constructor(private readonly schema: string, private readonly directory = MIGRATIONS_DIRECTORY) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {

@@ -50,7 +50,7 @@ export function guardPool(pool: pg.Pool): () => void {
  * number per connection stays small. Behind PgBouncer in transaction mode before 1.21, named
  * statements do not survive between transactions: turn this off there.
  */
-export interface DialectPoolOptions {
+interface DialectPoolOptions {
   preparedStatements: boolean;
 }
 

@@ -14,8 +14,9 @@ import type { Kysely } from 'kysely';
 import type { TaskWatch } from '../contract/task-changes.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskDatabase } from './tables.js';
+import { parseTaskEvent } from './task-events.js';
+import type { TaskStatements } from './task-statements.js';
 import { BACKSTOP_POLL_MS } from './task-watcher.js';
-import { markAwaited } from './task-rows.js';
 
 type Listener = (taskId: string) => void;
 
@@ -26,12 +27,17 @@ export class PostgresTaskChanges {
   private pollTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly db: Kysely<TaskDatabase>;
+  private readonly statements: TaskStatements;
   private readonly listener: NotificationListener | null;
 
-  constructor(options: { db: Kysely<TaskDatabase>; listener: NotificationListener | null }) {
+  constructor(options: { db: Kysely<TaskDatabase>; statements: TaskStatements; listener: NotificationListener | null }) {
     this.db = options.db;
+    this.statements = options.statements;
     this.listener = options.listener;
-    this.listener?.onNotification((payload) => this.report(payload.slice(payload.indexOf(':') + 1)));
+    this.listener?.onNotification((payload) => {
+      const event = parseTaskEvent(payload);
+      if (event) this.report(event.taskId);
+    });
     this.listener?.onStateChange(({ state }) => {
       if (state === 'listening') this.report(...this.byTask.keys());
       this.updatePolling();
@@ -48,7 +54,7 @@ export class PostgresTaskChanges {
     }
     const watch = { close: () => this.unwatch(ids, onChange) };
     try {
-      await markAwaited(this.db, ids);
+      await Promise.all(ids.map((taskId) => this.statements.markAwaited.execute(this.db, { taskId })));
     } catch (error) {
       watch.close();
       throw error;

@@ -1,22 +1,13 @@
 /** Reading task rows: the columns a TaskObject needs and the SQL that decides expiry. */
-import { sql, type Kysely, type Selectable } from 'kysely';
-import type { TaskObject, TaskSnapshot, CallToolResult, JsonRpcError } from '../contract/types.js';
-import type { TaskDatabase, TasksTable } from './tables.js';
+import { sql, type Selectable } from 'kysely';
+import type { CallToolResult, JsonRpcError, TaskObject, TaskSnapshot, TaskStatus } from '../contract/types.js';
+import type { TasksTable } from './tables.js';
 
 /** A task is live until its deadline, on the database clock, whether or not the reaper has run. */
 export const isLive = sql<boolean>`(expires_at IS NULL OR expires_at > now())`;
 
 /** The task can still change status: it is neither completed, failed nor cancelled. */
 export const isOpen = sql<boolean>`status IN ('working', 'input_required')`;
-
-/**
- * Flags the open ones among `taskIds` as awaited: the NOTIFY trigger announces settling and
- * `input_required` only for awaited rows, since NOTIFY costs a database-wide lock at commit.
- */
-export async function markAwaited(db: Kysely<TaskDatabase>, taskIds: readonly string[]): Promise<void> {
-  if (taskIds.length === 0) return;
-  await db.updateTable('tasks').set({ awaited: true }).where('task_id', 'in', taskIds).where('awaited', '=', false).where(isOpen).execute();
-}
 
 /** Milliseconds left before expiry on the database clock (null: never expires). */
 export const msUntilExpiry = sql<number | null>`(extract(epoch FROM expires_at - now()) * 1000)::float8`.as(
@@ -58,4 +49,13 @@ export function toSnapshot(row: SnapshotRow): TaskSnapshot {
     result: (row.result as CallToolResult | null) ?? null,
     error: (row.error as JsonRpcError | null) ?? null,
   };
+}
+
+/** What the watcher reads about a task it watches: a live row, or (status null) a tombstone. */
+export interface TaskState {
+  task_id: string;
+  status: TaskStatus | null;
+  expired: boolean;
+  cancel_requested: boolean;
+  ms_until_expiry: number | null;
 }
