@@ -260,7 +260,7 @@ export class TaskRouter {
 }
 
 /** The client capabilities the request declared in its `_meta` envelope. */
-export function clientCapabilitiesOf(ctx: ServerContext): unknown {
+function clientCapabilitiesOf(ctx: ServerContext): unknown {
   return (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
 }
 
