@@ -3,7 +3,7 @@
  * lists its own session's tasks and nobody else's. Tasks of authenticated callers are listed by
  * owner and never recorded here.
  */
-import { comparePositions, decodeCursor, encodeCursor, type ListPosition } from '../contract/list-cursor.js';
+import { comparePositions, decodeCursor, encodeCursor, type ListPosition } from '../contract/listing.js';
 import { sql } from 'kysely';
 import { PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
 
