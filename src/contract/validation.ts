@@ -18,7 +18,7 @@ import {
 } from './types.js';
 
 /** 1000 years: far beyond any real retention, and still a valid date on every clock involved. */
-export const MAX_TTL_MS = 1000 * 365.25 * 24 * 60 * 60 * 1000;
+const MAX_TTL_MS = 1000 * 365.25 * 24 * 60 * 60 * 1000;
 export const DEFAULT_TTL_MS = 300_000;
 const DEFAULT_PAGE_LIMIT = 100;
 const MAX_PAGE_LIMIT = 1000;

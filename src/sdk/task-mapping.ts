@@ -2,7 +2,6 @@
 import type { CallToolResult as SdkCallToolResult, Request, Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, JsonRpcError, TaskObject } from '../contract/types.js';
-import { MAX_TTL_MS } from '../contract/validation.js';
 
 /** The SDK's `Task`: `ttl` and `pollInterval` are the contract's `ttlMs` and `pollIntervalMs`. */
 export function toSdkTask(task: TaskObject): Task {
@@ -36,7 +35,7 @@ export function toTtlMs(ttl: number | null | undefined, maxTtlMs: number | undef
   if (!Number.isFinite(ttl) || ttl <= 0) {
     throw new McpError(ErrorCode.InvalidParams, `Invalid ttl ${ttl}: must be a positive number of milliseconds`);
   }
-  return Math.min(Math.ceil(ttl), maxTtlMs ?? MAX_TTL_MS);
+  return Math.min(Math.ceil(ttl), maxTtlMs ?? Number.POSITIVE_INFINITY); // the store refuses absurd ones
 }
 
 export function toPollIntervalMs(pollInterval: number | undefined): number | undefined {
