@@ -4,7 +4,8 @@
  *
  * Each method validates its arguments through the contract, runs one statement (task-statements.ts;
  * the input-request protocol, which spans rows, runs a transaction in input-requests.ts), and maps
- * the row. Every transition holds the task row's lock, and expiry is decided by the database clock
+ * the row; store-calls.ts says how every call runs (the closed check, the per-task turn for writes,
+ * errors). Every transition holds the task row's lock, and expiry is decided by the database clock
  * inside the statement, so instances with skewed clocks agree.
  */
 import { Kysely, PostgresDialect } from 'kysely';
@@ -35,43 +36,43 @@ import {
 } from '../contract/types.js';
 import { isIssuableTaskId, validate } from '../contract/validation.js';
 import { compareKeys } from '../contract/json.js';
-import { toBackendError } from './backend-error.js';
 import { InputRequestProtocol } from './input-requests.js';
-import { NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
+import { listenerFor, type NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
 import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
 import { createPool, dialectPool, guardPool } from './pool.js';
 import { Reaper } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
-import { mayBeSchemaMismatch, readSchemaState, schemaMismatchError } from './schema-version.js';
+import { StoreCalls } from './store-calls.js';
 import { TaskGate } from './task-gate.js';
 import { notificationChannel } from './schema-name.js';
 import { storeDatabase, type StoreDatabase, type TaskDatabase } from './tables.js';
 import { toSnapshot, toTaskObject } from './task-rows.js';
 import { listPage, taskStatements, type TaskStatements } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';
+import { PostgresTaskChanges } from './task-changes.js';
+import type { TaskChangeFeed, TaskWatch } from '../contract/task-changes.js';
 
-export class PostgresTaskStore implements TaskStore {
+export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   readonly schema: string;
   private readonly database: StoreDatabase;
   private readonly pool: pg.Pool;
   /** Ends the pool if the store created it; otherwise stops listening on the caller's pool. */
   private readonly releasePool: () => Promise<void>;
-  private readonly connectionString: string | undefined;
   private readonly defaultTtlMs: number;
   private readonly maxPayloadBytes: number;
   private readonly statements: TaskStatements;
   private readonly inputRequests: InputRequestProtocol;
   private readonly retention: RetentionEnforcer;
-  private readonly gate: TaskGate;
+  private readonly calls: StoreCalls;
   private readonly listener: NotificationListener | null;
   private readonly watcher: TaskWatcher;
+  private readonly changes: PostgresTaskChanges;
   private readonly reaper: Reaper;
   private closed = false;
 
   constructor(options: PostgresTaskStoreOptions) {
     const settings = storeSettings(options);
     this.schema = settings.schema;
-    this.connectionString = settings.connectionString;
     this.defaultTtlMs = settings.defaultTtlMs;
     this.maxPayloadBytes = settings.maxPayloadBytes;
 
@@ -82,19 +83,18 @@ export class PostgresTaskStore implements TaskStore {
     this.database = storeDatabase(new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool }) }), this.schema);
 
     this.statements = taskStatements(this.database);
-    this.gate = new TaskGate(settings.lockTimeoutMs);
+    const gate = new TaskGate(settings.lockTimeoutMs);
+    this.calls = new StoreCalls(this.database, gate, settings.connectionString, () => this.closed);
     this.inputRequests = new InputRequestProtocol(this.database, this.statements, this.maxPayloadBytes);
     this.retention = new RetentionEnforcer(this.database, this.statements, settings.maxTasksPerOwner);
-    this.listener =
-      settings.listen === false
-        ? null
-        : new NotificationListener({
-            clientConfig: settings.listen.connectionString
-              ? { connectionString: settings.listen.connectionString }
-              : listenerConfigFrom(this.pool),
-            channel: notificationChannel(this.schema),
-          });
-    this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener, this.gate);
+    this.listener = listenerFor(settings.listen, this.pool, notificationChannel(this.schema));
+    this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener, gate);
+    this.changes = new PostgresTaskChanges({
+      db: this.database.db,
+      statements: this.statements,
+      listener: this.listener,
+      gate,
+    });
     this.reaper = new Reaper(this.database, settings.reaper);
     this.listener?.start();
     this.reaper.start();
@@ -119,16 +119,16 @@ export class PostgresTaskStore implements TaskStore {
    * Returns a function that unsubscribes.
    */
   onReaperPass(callback: (outcome: ReapResult | TaskStoreError) => void): () => void {
-    return this.reaper.onPass((outcome) => callback(outcome instanceof Error ? this.backendError(outcome) : outcome));
+    return this.reaper.onPass((outcome) => callback(outcome instanceof Error ? this.calls.backendError(outcome) : outcome));
   }
 
   /** One reaper pass: expired rows become tombstones, and old tombstones are purged. */
   reapExpired(): Promise<ReapResult> {
-    return this.run(() => this.reaper.runOnce());
+    return this.calls.run(() => this.reaper.runOnce());
   }
 
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
-    return this.run(async () => {
+    return this.calls.run(async () => {
       const parsed = validate.createTask(input);
       const argumentsJson = checkedPayload('arguments', parsed.arguments ?? null, this.maxPayloadBytes).json;
       const taskId = generateTaskId();
@@ -146,14 +146,14 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async taskOwner(taskId: string): Promise<{ owner: string | null } | null> {
-    return this.onTask(() => validate.taskId(taskId), null, async (id) => {
+    return this.calls.onTask(() => validate.taskId(taskId), null, async (id) => {
       const { rows } = await this.statements.owner.execute(this.database.db, { taskId: id });
       return rows[0] ? { owner: rows[0].owner } : null;
     });
   }
 
   async taskPresence(taskId: string): Promise<TaskPresence> {
-    return this.onTask(() => validate.taskId(taskId), { state: 'missing' }, async (id): Promise<TaskPresence> => {
+    return this.calls.onTask(() => validate.taskId(taskId), { state: 'missing' }, async (id): Promise<TaskPresence> => {
       const row = (await this.statements.presence.execute(this.database.db, { taskId: id })).rows[0];
       if (!row) return { state: 'missing' };
       return { state: row.live ? 'present' : 'expired', owner: row.owner };
@@ -161,14 +161,14 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async getTask(taskId: string): Promise<TaskObject | null> {
-    return this.onTask(() => validate.taskId(taskId), null, async (id) => {
+    return this.calls.onTask(() => validate.taskId(taskId), null, async (id) => {
       const { rows } = await this.statements.taskObject.execute(this.database.db, { taskId: id });
       return rows[0] ? toTaskObject(rows[0]) : null;
     });
   }
 
   async getTaskResult(taskId: string): Promise<TaskSnapshot | null> {
-    return this.onTask(() => validate.taskId(taskId), null, async (id) => {
+    return this.calls.onTask(() => validate.taskId(taskId), null, async (id) => {
       const { rows } = await this.statements.snapshot.execute(this.database.db, { taskId: id });
       return rows[0] ? toSnapshot(rows[0]) : null;
     });
@@ -187,12 +187,20 @@ export class PostgresTaskStore implements TaskStore {
       return await this.watcher.waitForCompletion(id, signal);
     } catch (error) {
       if (signal?.aborted && error === signal.reason) throw error;
-      throw await this.failure(error);
+      throw await this.calls.failure(error);
     }
   }
 
+  /**
+   * Reports changes to the given tasks made on any instance (see {@link TaskChangeFeed}), as the
+   * NOTIFY trigger announces them; resolves once the tasks are flagged for announcement.
+   */
+  async watchTasks(taskIds: readonly string[], onChange: (taskId: string) => void): Promise<TaskWatch> {
+    return this.calls.run(() => this.changes.watch(validate.taskIds(taskIds).filter(isIssuableTaskId), onChange));
+  }
+
   async listTasks(options?: ListTasksOptions): Promise<TaskPage> {
-    return this.run(async () => {
+    return this.calls.run(async () => {
       const filter = validate.listTasks(options);
       const rows = await listPage(this.database, filter);
       const page = rows.slice(0, filter.limit);
@@ -208,7 +216,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async requireInput(taskId: string, requests: InputRequests, message?: string | null): Promise<boolean> {
-    return this.onTaskWrite(
+    return this.calls.onTaskWrite(
       () => validate.requireInput(taskId, requests, message),
       false,
       (parsed, lockTimeout) => this.inputRequests.require(parsed.taskId, parsed.requests, parsed.message, lockTimeout),
@@ -216,11 +224,11 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async outstandingInputRequests(taskId: string): Promise<InputRequests | null> {
-    return this.onTask(() => validate.taskId(taskId), null, (id) => this.inputRequests.outstanding(id));
+    return this.calls.onTask(() => validate.taskId(taskId), null, (id) => this.inputRequests.outstanding(id));
   }
 
   async applyInputResponses(taskId: string, responses: InputResponses): Promise<AppliedInputResponses | null> {
-    return this.onTaskWrite(
+    return this.calls.onTaskWrite(
       () => validate.applyInputResponses(taskId, responses),
       null,
       (parsed, lockTimeout) => this.inputRequests.apply(parsed.taskId, parsed.responses, lockTimeout),
@@ -228,7 +236,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async inputResponses(taskId: string): Promise<InputResponses | null> {
-    return this.onTask(() => validate.taskId(taskId), null, (id) => this.inputRequests.answered(id));
+    return this.calls.onTask(() => validate.taskId(taskId), null, (id) => this.inputRequests.answered(id));
   }
 
   /**
@@ -236,7 +244,7 @@ export class PostgresTaskStore implements TaskStore {
    * token this instance raises on the same signals (cancellation by any instance, the deadline).
    */
   async resumeContext(taskId: string): Promise<TaskResumeContext | null> {
-    return this.onTask(() => validate.taskId(taskId), null, async (id) => {
+    return this.calls.onTask(() => validate.taskId(taskId), null, async (id) => {
       const row = (await this.statements.resumeContext.execute(this.database.db, { taskId: id })).rows[0];
       if (!row) return null;
       const answers = (row.answers ?? []).sort(([a], [b]) => compareKeys(a, b));
@@ -250,7 +258,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async setStatus(taskId: string, status: TaskStatus, message?: string | null): Promise<boolean> {
-    return this.onTaskWrite(() => validate.setStatus(taskId, status, message), false, async (parsed, lockTimeout) => {
+    return this.calls.onTaskWrite(() => validate.setStatus(taskId, status, message), false, async (parsed, lockTimeout) => {
       const message = parsed.message === null ? null : encodePayload('message', parsed.message, this.maxPayloadBytes);
       // Refused only for a task the call applies to; for any other it is a no-op, as ever.
       if (message instanceof TaskStoreError) {
@@ -266,7 +274,7 @@ export class PostgresTaskStore implements TaskStore {
 
   /** A deadline in the past raises the task's token wherever that token is held. */
   async setTtl(taskId: string, ttlMs: number): Promise<boolean> {
-    return this.onTaskWrite(() => validate.setTtl(taskId, ttlMs), false, async (parsed, lockTimeout) => {
+    return this.calls.onTaskWrite(() => validate.setTtl(taskId, ttlMs), false, async (parsed, lockTimeout) => {
       const row = (await this.statements.setTtl.execute(this.database.db, { ...parsed, lockTimeout })).rows[0];
       if (!row) return false;
       this.watcher.deadlineMoved(parsed.taskId, row.ms_until_expiry);
@@ -275,7 +283,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async setTaskMeta(taskId: string, meta: Record<string, unknown>): Promise<boolean> {
-    return this.onTaskWrite(() => validate.setTaskMeta(taskId, meta), false, async ({ taskId: id, meta: value }, lockTimeout) => {
+    return this.calls.onTaskWrite(() => validate.setTaskMeta(taskId, meta), false, async ({ taskId: id, meta: value }, lockTimeout) => {
       const encoded = encodePayload('meta', value, this.maxPayloadBytes);
       if (encoded instanceof TaskStoreError) return this.refuseIf(encoded, async () => (await this.getTask(id)) !== null);
       const result = await this.statements.setMeta.execute(this.database.db, { taskId: id, metaJson: encoded.json, lockTimeout });
@@ -284,14 +292,14 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async completeTask(taskId: string, result: CallToolResult): Promise<boolean> {
-    return this.onTaskWrite(() => validate.completeTask(taskId, result), false, (parsed, lockTimeout) => {
+    return this.calls.onTaskWrite(() => validate.completeTask(taskId, result), false, (parsed, lockTimeout) => {
       const result = encodePayload('result', parsed.result, this.maxPayloadBytes);
       return this.settle(parsed.taskId, lockTimeout, result, (json) => ({ status: 'completed', message: statusMessages.completed, result: json, error: null }));
     });
   }
 
   async failTask(taskId: string, error: JsonRpcError): Promise<boolean> {
-    return this.onTaskWrite(() => validate.failTask(taskId, error), false, (parsed, lockTimeout) => {
+    return this.calls.onTaskWrite(() => validate.failTask(taskId, error), false, (parsed, lockTimeout) => {
       const error = encodePayload('error', parsed.error, this.maxPayloadBytes);
       const message = statusMessages.failed(parsed.error);
       return this.settle(parsed.taskId, lockTimeout, error, (json) => ({ status: 'failed', message, result: null, error: json }));
@@ -300,7 +308,7 @@ export class PostgresTaskStore implements TaskStore {
 
   /** Raises the task's token wherever it is held, on this instance at once. */
   async cancelTask(taskId: string, reason?: string | null): Promise<TaskObject | null> {
-    return this.onTaskWrite(() => validate.cancelTask(taskId, reason), null, async (parsed, lockTimeout) => {
+    return this.calls.onTaskWrite(() => validate.cancelTask(taskId, reason), null, async (parsed, lockTimeout) => {
       const message = statusMessages.cancelled(parsed.reason, this.maxPayloadBytes);
       const row = (await this.statements.cancel.execute(this.database.db, { taskId: parsed.taskId, message, lockTimeout })).rows[0];
       if (!row) return null;
@@ -310,7 +318,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async discardTask(taskId: string): Promise<boolean> {
-    return this.onTaskWrite(() => validate.taskId(taskId), false, async (id, lockTimeout) => {
+    return this.calls.onTaskWrite(() => validate.taskId(taskId), false, async (id, lockTimeout) => {
       const discard = async () =>
         (await this.statements.discard.execute(this.database.db, { taskId: id, lockTimeout })).rows[0]!.removed > 0;
       // A reaper moving the task to the tombstones while this statement waits for the row leaves it
@@ -331,56 +339,15 @@ export class PostgresTaskStore implements TaskStore {
     this.closed = true;
     await this.reaper.stop();
     this.watcher.close();
+    this.changes.close();
     await this.listener?.close();
     await this.releasePool();
-  }
-
-  /**
-   * Runs one public operation: refused on a closed store whatever its arguments; driver failures
-   * become `backend` errors without credentials.
-   */
-  private async run<T>(operation: () => Promise<T>): Promise<T> {
-    if (this.closed) throw storeClosed();
-    try {
-      return await operation();
-    } catch (error) {
-      throw await this.failure(error);
-    }
-  }
-
-  /**
-   * {@link run} for a call on one task: its arguments are validated first; an id this package never issues
-   * names no task, so the call answers `unknown` without a statement.
-   */
-  private onTask<V extends string | { taskId: string }, T>(
-    validated: () => V,
-    unknown: T,
-    operation: (parsed: V) => Promise<T>,
-  ): Promise<T> {
-    return this.run(async () => {
-      const parsed = validated();
-      return isIssuableTaskId(typeof parsed === 'string' ? parsed : parsed.taskId) ? operation(parsed) : unknown;
-    });
   }
 
   /** Throws `refusal` if the call would have applied to the task; otherwise the call is a no-op. */
   private async refuseIf(refusal: TaskStoreError, applies: () => Promise<boolean>): Promise<false> {
     if (await applies()) throw refusal;
     return false;
-  }
-
-  /**
-   * {@link onTask} for a call that may wait for the task's row lock: it runs on its turn for the
-   * task, and no longer than the lock timeout allows (see task-gate.ts).
-   */
-  private onTaskWrite<V extends string | { taskId: string }, T>(
-    validated: () => V,
-    unknown: T,
-    operation: (parsed: V, lockTimeout: string) => Promise<T>,
-  ): Promise<T> {
-    return this.onTask(validated, unknown, (parsed) =>
-      this.gate.run(typeof parsed === 'string' ? parsed : parsed.taskId, (lockTimeout) => operation(parsed, lockTimeout)),
-    );
   }
 
   /**
@@ -400,26 +367,4 @@ export class PostgresTaskStore implements TaskStore {
     const { rows } = await this.statements.settle.execute(this.database.db, { taskId, lockTimeout, ...outcome(payload.json) });
     return rows[0]!.changed > 0;
   }
-
-  private backendError(error: unknown): TaskStoreError {
-    return toBackendError(error, this.connectionString);
-  }
-
-  /**
-   * The error a failed call throws. A failure a schema mismatch would explain (a missing table, a
-   * constraint this version does not know) costs one more look, at the migration table, and then
-   * says what to do: run migrate(), or upgrade this instance.
-   */
-  private async failure(error: unknown): Promise<TaskStoreError> {
-    const failure = this.backendError(error);
-    if (error instanceof TaskStoreError || !mayBeSchemaMismatch(error)) return failure;
-    const state = await readSchemaState(this.database.db, this.schema).catch(() => null);
-    return state && state.state !== 'current' ? schemaMismatchError(this.schema, state, failure) : failure;
-  }
-}
-
-/** The listener connects with the pool's own settings, on a connection of its own. */
-function listenerConfigFrom(pool: pg.Pool): pg.ClientConfig {
-  const { max: _max, idleTimeoutMillis: _idle, ...clientConfig } = (pool as unknown as { options: pg.PoolConfig }).options;
-  return clientConfig;
 }
