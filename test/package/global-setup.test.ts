@@ -31,7 +31,7 @@ async function runVitest(env: NodeJS.ProcessEnv): Promise<RunResult & { output: 
 }
 
 // Each case is a whole Vitest start, which takes seconds on a loaded machine.
-describe('a failing test database setup', { timeout: 120_000 }, () => {
+describe('a failing test database setup', { timeout: 300_000 }, () => {
   it.concurrent('names the unreachable TEST_DATABASE_URL (without its password) and the error', async () => {
     const port = await findFreePort(); // nothing listens there
     const result = await runVitest({ TEST_DATABASE_URL: `postgres://postgres:hunter2@127.0.0.1:${port}/postgres` });

@@ -99,13 +99,17 @@ beforeAll(async () => {
     }),
     'npm install of the tarball',
   );
-}, 300_000);
+  // The consumer's own dependencies: this package and its peers, no @types/pg.
+  const installed = JSON.parse(readFileSync(join(consumer, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  expect(Object.keys(installed.dependencies).sort()).toEqual([MANIFEST.name, ...Object.keys(MANIFEST.peerDependencies ?? {})].sort());
+}, 600_000);
 
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-describe('the packed tarball', { timeout: 120_000 }, () => {
+// The cases share the installed project but write different files, so they run side by side.
+describe('the packed tarball', { timeout: 300_000, concurrent: true }, () => {
   it('holds the build, its types and the migrations, and nothing else of the repository', () => {
     const named = [MANIFEST.main, MANIFEST.types, ...Object.values(MANIFEST.bin ?? {}), ...exportTargets(MANIFEST.exports)];
     for (const path of named) expect(packedFiles).toContain(path!.replace(/^\.\//, ''));
