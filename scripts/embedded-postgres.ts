@@ -59,12 +59,14 @@ const OUTPUT_KEPT_CHARS = 8_192;
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const account = serverAccount();
-  const binaries = await binariesFor(account);
   const home = dirname(options.dataDir);
   await mkdir(home, { recursive: true, mode: 0o700 });
   if (account) await chown(home, account.uid, account.gid);
+  // First, so that a temporary directory closed to the account is named as the cause, before
+  // any binaries are copied into it.
   const problem = accessProblem(account, home);
   if (problem) throw new EmbeddedPostgresError(problem);
+  const binaries = await binariesFor(account);
 
   // A server an interrupted run left behind would hold the data directory.
   stopServerNow(options.dataDir);
