@@ -33,7 +33,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
+  await rm(root, { recursive: true, force: true, maxRetries: 3 });
 });
 
 async function startInCheckout(...args: string[]): Promise<Record<string, unknown>> {

@@ -105,7 +105,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
+  await rm(root, { recursive: true, force: true, maxRetries: 3 });
 });
 
 // The cases share the installed project but write different files, so they run side by side.
