@@ -1,5 +1,5 @@
 /** The `mcp-task-store-postgres` command, run in-process from source against the test database. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { findFreePort } from '../../scripts/embedded-postgres.js';
 import { runCli, USAGE } from '../../src/cli/cli.js';
@@ -7,6 +7,10 @@ import { createPool } from '../../src/postgres/pool.js';
 import { useTestDatabase } from '../support/test-database.js';
 
 const database = useTestDatabase();
+const MIGRATIONS = readdirSync(new URL('../../migrations/', import.meta.url))
+  .filter((file) => file.endsWith('.sql'))
+  .sort()
+  .map((file) => file.replace(/\.sql$/, ''));
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string[]; err: string[] }> {
@@ -35,18 +39,20 @@ async function schemaExists(schema: string): Promise<boolean> {
 describe('migrate and status', () => {
   it('lists pending migrations without creating anything, migrates once, then lists them applied', async () => {
     const env = { DATABASE_URL: database.connectionString };
+    const header = `${databaseLine()}, schema cli_status`;
+    const width = Math.max(...MIGRATIONS.map((name) => name.length));
     const before = await cli(['status', '--schema', 'cli_status'], env);
-    expect(before).toEqual({ code: 0, out: [`${databaseLine()}, schema cli_status`, '0001_tasks  pending'], err: [] });
+    expect(before).toEqual({ code: 0, out: [header, ...MIGRATIONS.map((name) => `${name.padEnd(width)}  pending`)], err: [] });
     expect(await schemaExists('cli_status')).toBe(false);
 
     expect(await cli(['migrate', '--schema', 'cli_status'], env)).toEqual({
       code: 0,
-      out: [`${databaseLine()}, schema cli_status`, 'applied 0001_tasks'],
+      out: [header, ...MIGRATIONS.map((name) => `applied ${name}`)],
       err: [],
     });
-    expect((await cli(['migrate', '--schema', 'cli_status'], env)).out[1]).toBe('nothing to apply: every migration is applied');
+    expect((await cli(['migrate', '--schema', 'cli_status'], env)).out).toEqual([header, 'nothing to apply: every migration is applied']);
     const after = await cli(['status', '--schema', 'cli_status'], env);
-    expect(after.out[1]).toMatch(/^0001_tasks {2}applied \d{4}-\d\d-\d\dT[\d:.]+Z$/);
+    expect(after.out.slice(1)).toEqual(MIGRATIONS.map((name) => expect.stringMatching(new RegExp(`^${name} +applied \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`))));
   });
 
   it('says where the schema came from: --schema, MCP_TASKS_SCHEMA, or the default', async () => {
