@@ -8,7 +8,7 @@
 import { PostgresDialect } from 'kysely';
 import { defineConfig } from 'kysely-ctl';
 import pg from 'pg';
-import { describeDatabase } from './src/cli/cli.js';
+import { describeDatabase } from './src/cli/describe-database.js';
 import { migratorOptions } from './src/postgres/migrate.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from './src/postgres/schema-name.js';
 

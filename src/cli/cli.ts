@@ -10,6 +10,7 @@ import { toBackendError } from '../postgres/backend-error.js';
 import { migrate, migratorOptions } from '../postgres/migrate.js';
 import { createPool } from '../postgres/pool.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../postgres/schema-name.js';
+import { describeDatabase } from './describe-database.js';
 
 const COMMAND = 'mcp-task-store-postgres';
 
@@ -103,17 +104,6 @@ async function statusCommand(connectionString: string, schema: string, output: O
     }
   } finally {
     await db.destroy();
-  }
-}
-
-/** The connection string without its password; only the fact that one was given, if it is not a URL. */
-export function describeDatabase(connectionString: string): string {
-  try {
-    const url = new URL(connectionString);
-    url.password = '';
-    return url.toString();
-  } catch {
-    return '(from the connection string given)';
   }
 }
 
