@@ -5,7 +5,7 @@ import { runTaskStoreConformance } from './conformance/task-store-conformance.js
 
 runTaskStoreConformance({
   name: 'MemoryTaskStore',
-  capabilities: { maxTasks: true, maxRetainedBytes: true },
+  capabilities: { maxTasks: true, maxRetainedBytes: true, changeFeed: true },
   createStore: async (options) => new MemoryTaskStore(options),
 });
 

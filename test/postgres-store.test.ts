@@ -24,6 +24,7 @@ afterAll(async () => {
 
 runTaskStoreConformance({
   name: 'PostgresTaskStore',
+  capabilities: { changeFeed: true },
   // A fresh schema per store: every test starts from empty tables. The migration files run
   // directly, without the migrator's bookkeeping, which test/postgres-migrations.test.ts covers.
   createStore: async ({ defaultTtlMs, limits, tombstoneRetentionMs } = {}) => {

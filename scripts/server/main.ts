@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     process.once(signal, () => void stop(signal).then(() => process.exit(0), (error) => (console.error(error), process.exit(1))));
   }
 
-  console.log(`\nMCP server (Streamable HTTP; protocol 2025-11-25 with tasks) at ${server.url}`);
+  console.log(`\nMCP server (Streamable HTTP; protocol 2026-07-28 with the tasks extension, and 2025-11-25 with tasks) at ${server.url}`);
   console.log(`tools: ${demoTools.map((tool) => `${tool.name}${tool.taskSupport === 'forbidden' ? '' : ` (tasks ${tool.taskSupport})`}`).join(', ')}`);
   console.log('connect any MCP client with Streamable HTTP to that URL; several servers on one DATABASE_URL share the tasks');
 

@@ -1,7 +1,8 @@
 /**
  * The MCP server `npm start` runs, as a function tests can start too: Streamable HTTP at
  * `http://<host>:<port>/mcp`, tasks kept in PostgreSQL (store, message queue and session index on
- * one schema), one entry serving every protocol era it is given.
+ * one schema), one entry serving both protocol eras: 2026-07-28 (the tasks extension, through the
+ * router) for clients that negotiate it, 2025-11-25 (SDK 1.x tasks) for the rest.
  */
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage } from 'node:http';
@@ -10,7 +11,9 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type pg from 'pg';
 import { PostgresTaskStore, type PostgresTaskStoreOptions } from '../../src/index.js';
 import { PostgresSessionTaskIndex, PostgresTaskMessageQueue, SdkTaskStore } from '../../src/sdk/index.js';
+import type { TaskRouter } from '../../src/router/index.js';
 import { era2025 } from './era-2025.js';
+import { era2026 } from './era-2026.js';
 import { closeHttpEntry, createHttpEntry, MCP_PATH, type ProtocolEra } from './http-entry.js';
 import { demoTools, type ToolDefinition } from './tools.js';
 
@@ -27,6 +30,8 @@ export interface McpServerOptions {
   authenticate?: (req: IncomingMessage) => AuthInfo | undefined;
   /** Registers more on each SDK 1.x session's server. */
   configure?: (server: McpServer) => void;
+  /** Registers more on the 2026-07-28 era's router. */
+  configureRouter?: (router: TaskRouter) => void;
 }
 
 export interface RunningMcpServer {
@@ -48,6 +53,12 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
   const sessions = new PostgresSessionTaskIndex({ pool, ...(schema ? { schema } : {}) });
   const tasks = new SdkTaskStore(store, { sessions });
   const eras: ProtocolEra[] = [
+    era2026({
+      store,
+      tools: options.tools ?? demoTools,
+      ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+      ...(options.configureRouter ? { configure: options.configureRouter } : {}),
+    }),
     era2025({
       tasks,
       queue,

@@ -161,6 +161,8 @@ export interface ListFilter {
 export const validate = {
   taskId: (taskId: string): string => parse(taskIdSchema, taskId, 'taskId'),
 
+  taskIds: (taskIds: readonly string[]): readonly string[] => parse(z.array(taskIdSchema).readonly(), taskIds, 'taskIds'),
+
   createTask: (input: CreateTaskInput) => parse(createTaskInputSchema, input, 'input'),
 
   waitForCompletion(taskId: string, options: unknown) {

@@ -35,6 +35,8 @@ import { Retention } from './retention.js';
 import { answerRequests, issueRequests } from './input-requests.js';
 import { newTask, toInputRequests, toInputResponses, toSnapshot, toTaskObject } from './task-record.js';
 import { TaskTable } from './task-table.js';
+import { ChangeWatchers } from './change-watchers.js';
+import type { TaskChangeFeed, TaskWatch } from '../contract/task-changes.js';
 import { wakeWaiters, waitForOutcome } from './waiters.js';
 
 export interface MemoryTaskStoreOptions {
@@ -88,9 +90,10 @@ export const DEFAULT_TOMBSTONE_RETENTION_MS = 60_000;
  * await store.close();
  * ```
  */
-export class MemoryTaskStore implements TaskStore {
+export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
   private readonly effects = new EffectQueue();
-  private readonly table = new TaskTable(this.effects);
+  private readonly watchers = new ChangeWatchers();
+  private readonly table = new TaskTable(this.effects, (taskId) => this.watchers.changed(taskId));
   private readonly retention: Retention;
   private readonly defaultTtlMs: number;
   private readonly tombstoneRetentionMs: number;
@@ -255,9 +258,11 @@ export class MemoryTaskStore implements TaskStore {
       const parsed = validate.setStatus(taskId, status, message);
       const task = this.table.live(parsed.taskId);
       if (!task || isTerminal(task.status)) return false;
-      task.status = parsed.status;
-      if (parsed.message !== null) task.statusMessage = parsed.message;
-      task.lastUpdatedAtMs = Date.now();
+      this.table.update(task, () => {
+        task.status = parsed.status;
+        if (parsed.message !== null) task.statusMessage = parsed.message;
+        task.lastUpdatedAtMs = Date.now();
+      });
       return true;
     });
   }
@@ -322,6 +327,7 @@ export class MemoryTaskStore implements TaskStore {
       const task = this.table.live(parsed.taskId);
       if (!task) return null;
       this.effects.defer(() => task.source.cancel('cancelled'));
+      this.table.changed(task.taskId);
       if (!isTerminal(task.status)) {
         this.table.finish(task, 'cancelled', statusMessages.cancelled(parsed.reason, this.retention.maxPayloadBytes));
       }
@@ -331,6 +337,14 @@ export class MemoryTaskStore implements TaskStore {
 
   async discardTask(taskId: string): Promise<boolean> {
     return this.run(() => this.table.remove(validate.taskId(taskId)));
+  }
+
+  /**
+   * Reports changes to the given tasks (see {@link TaskChangeFeed}): every transition, TTL change,
+   * cancellation request, expiry and removal, each reported once it has happened.
+   */
+  async watchTasks(taskIds: readonly string[], onChange: (taskId: string) => void): Promise<TaskWatch> {
+    return this.run(() => this.watchers.watch(validate.taskIds(taskIds), onChange));
   }
 
   /**
@@ -348,6 +362,7 @@ export class MemoryTaskStore implements TaskStore {
     if (this.closed) return;
     this.closed = true;
     this.stopCleanup();
+    this.watchers.clear();
     wakeWaiters(this.table.clear(), closedWhileWaiting());
   }
 

@@ -22,7 +22,11 @@ export class TaskTable {
   /** Sum of {@link retainedBytesOf} over every live task; tombstones hold no payload. */
   private retained = 0;
 
-  constructor(private readonly effects: EffectQueue) {}
+  constructor(
+    private readonly effects: EffectQueue,
+    /** Told the id of every task whose record changes, or whose expiry or removal is signalled. */
+    private readonly onChange: (taskId: string) => void = () => {},
+  ) {}
 
   /** Records held, live tasks and tombstones alike. */
   get size(): number {
@@ -92,6 +96,12 @@ export class TaskTable {
     const before = retainedBytesOf(task);
     change();
     this.retained += retainedBytesOf(task) - before;
+    this.changed(task.taskId);
+  }
+
+  /** Reports a change that {@link update} did not make (a cancellation request on a finished task). */
+  changed(taskId: string): void {
+    this.effects.defer(() => this.onChange(taskId));
   }
 
   /** Moves a task to a terminal status and wakes its waiters with the final snapshot. */
@@ -142,12 +152,14 @@ export class TaskTable {
       const waiters = takeWaiters(entry.waiters);
       this.effects.defer(() => wakeWaiters(waiters, null));
     }
+    this.changed(taskId);
     return true;
   }
 
   /** (Re)arms the task's deadline timer; a deadline already past expires the task now. */
   armExpiry(task: LiveTask): void {
     this.stopTimer(task);
+    this.changed(task.taskId);
     const deadline = deadlineOf(task);
     if (deadline === null) return;
     if (Date.now() >= deadline) {
@@ -224,6 +236,7 @@ export class TaskTable {
       task.source.cancel('expired');
       wakeWaiters(waiters, null);
     });
+    this.changed(task.taskId);
   }
 
   /** Drops an expired task's payload, leaving a tombstone with its owner and expiry time. */

@@ -46,8 +46,10 @@ import { storeDatabase, type StoreDatabase, type TaskDatabase } from './tables.j
 import { toSnapshot, toTaskObject } from './task-rows.js';
 import { listPage, taskStatements, type TaskStatements } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';
+import { PostgresTaskChanges } from './task-changes.js';
+import type { TaskChangeFeed, TaskWatch } from '../contract/task-changes.js';
 
-export class PostgresTaskStore implements TaskStore {
+export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   readonly schema: string;
   private readonly database: StoreDatabase;
   private readonly pool: pg.Pool;
@@ -61,6 +63,7 @@ export class PostgresTaskStore implements TaskStore {
   private readonly retention: RetentionEnforcer;
   private readonly listener: NotificationListener | null;
   private readonly watcher: TaskWatcher;
+  private readonly changes: PostgresTaskChanges;
   private readonly reaper: Reaper;
   private closed = false;
 
@@ -82,6 +85,7 @@ export class PostgresTaskStore implements TaskStore {
     this.retention = new RetentionEnforcer(this.database, this.statements, settings.maxTasksPerOwner);
     this.listener = listenerFor(settings.listen, this.pool, notificationChannel(this.schema));
     this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener);
+    this.changes = new PostgresTaskChanges({ db: this.database.db, statements: this.statements, listener: this.listener });
     this.reaper = new Reaper(this.database, settings.reaper);
     this.listener?.start();
     this.reaper.start();
@@ -177,6 +181,14 @@ export class PostgresTaskStore implements TaskStore {
       if (signal?.aborted && error === signal.reason) throw error;
       throw this.backendError(error);
     }
+  }
+
+  /**
+   * Reports changes to the given tasks made on any instance (see {@link TaskChangeFeed}), as the
+   * NOTIFY trigger announces them; resolves once the tasks are flagged for announcement.
+   */
+  async watchTasks(taskIds: readonly string[], onChange: (taskId: string) => void): Promise<TaskWatch> {
+    return this.run(() => this.changes.watch(validate.taskIds(taskIds).filter(isIssuableTaskId), onChange));
   }
 
   async listTasks(options?: ListTasksOptions): Promise<TaskPage> {
@@ -308,6 +320,7 @@ export class PostgresTaskStore implements TaskStore {
     this.closed = true;
     await this.reaper.stop();
     this.watcher.close();
+    this.changes.close();
     await this.listener?.close();
     await this.releasePool();
   }

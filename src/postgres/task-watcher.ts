@@ -18,7 +18,7 @@ import { toSnapshot, type TaskState } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
 
 /** How often waiters and tokens are re-read while notifications cannot be relied on. */
-const BACKSTOP_POLL_MS = 1000;
+export const BACKSTOP_POLL_MS = 1000;
 
 interface Waiter {
   resolve(snapshot: TaskSnapshot | null): void;

@@ -50,6 +50,8 @@ export interface ConformanceCapabilities {
   maxTasks: boolean;
   /** `limits.maxRetainedBytes` is enforced. */
   maxRetainedBytes: boolean;
+  /** The optional TaskChangeFeed (`watchTasks`) is offered. */
+  changeFeed: boolean;
 }
 
 export interface ConformanceTarget {
@@ -87,7 +89,7 @@ export function useStores(target: ConformanceTarget): (options?: StoreOptions) =
 }
 
 export function capabilities(target: ConformanceTarget): ConformanceCapabilities {
-  return { maxTasks: false, maxRetainedBytes: false, ...target.capabilities };
+  return { maxTasks: false, maxRetainedBytes: false, changeFeed: false, ...target.capabilities };
 }
 
 // -- Time -------------------------------------------------------------------------------------

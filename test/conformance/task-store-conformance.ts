@@ -19,12 +19,13 @@ import { cancellationConformance } from './cancellation.js';
 import { closingConformance } from './closing.js';
 import { concurrencyConformance } from './concurrency.js';
 import { expiryConformance } from './expiry.js';
-import type { ConformanceTarget } from './harness.js';
+import { capabilities, type ConformanceTarget } from './harness.js';
 import { inputRequestConformance } from './input-requests.js';
 import { lifecycleConformance } from './lifecycle.js';
 import { listingConformance } from './listing.js';
 import { referenceExampleConformance } from './reference-examples.js';
 import { retentionConformance } from './retention.js';
+import { taskChangeConformance } from './task-changes.js';
 import { validationConformance } from './validation.js';
 import { waitingConformance } from './waiting.js';
 
@@ -44,5 +45,6 @@ export function runTaskStoreConformance(target: ConformanceTarget): void {
     validationConformance(target);
     concurrencyConformance(target);
     referenceExampleConformance(target);
+    if (capabilities(target).changeFeed) taskChangeConformance(target);
   });
 }

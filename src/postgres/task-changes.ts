@@ -1,0 +1,113 @@
+/**
+ * The PostgreSQL store's {@link TaskChangeFeed}, driven by the same NOTIFY trigger as waiters and
+ * tokens: any instance's transition of a watched task reaches this instance's listener, and the
+ * watcher of that task hears its id. Nothing is polled per watcher.
+ *
+ * The trigger announces cancellation, TTL changes and deletion of every task, but settling or
+ * reaching `input_required` only for rows flagged `awaited` (NOTIFY costs a database-wide lock at
+ * commit, so unwatched tasks stay silent). Watching a task therefore flags it first, and the watch
+ * is armed once that has committed. While the listener is down (or in poll-only mode) every watched
+ * task is reported each poll interval and once more on reconnection, since announcements made
+ * meanwhile are lost; reports are hints, and the watcher re-reads the task either way.
+ */
+import type { Kysely } from 'kysely';
+import type { TaskWatch } from '../contract/task-changes.js';
+import type { NotificationListener } from './listener.js';
+import type { TaskDatabase } from './tables.js';
+import { parseTaskEvent } from './task-events.js';
+import type { TaskStatements } from './task-statements.js';
+import { BACKSTOP_POLL_MS } from './task-watcher.js';
+
+type Listener = (taskId: string) => void;
+
+export class PostgresTaskChanges {
+  private readonly byTask = new Map<string, Set<Listener>>();
+  private readonly due = new Set<string>();
+  private flushScheduled = false;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly db: Kysely<TaskDatabase>;
+  private readonly statements: TaskStatements;
+  private readonly listener: NotificationListener | null;
+
+  constructor(options: { db: Kysely<TaskDatabase>; statements: TaskStatements; listener: NotificationListener | null }) {
+    this.db = options.db;
+    this.statements = options.statements;
+    this.listener = options.listener;
+    this.listener?.onNotification((payload) => {
+      const event = parseTaskEvent(payload);
+      if (event) this.report(event.taskId);
+    });
+    this.listener?.onStateChange(({ state }) => {
+      if (state === 'listening') this.report(...this.byTask.keys());
+      this.updatePolling();
+    });
+  }
+
+  /** Flags the open ones among `taskIds` as awaited, then reports their changes to `onChange`. */
+  async watch(taskIds: readonly string[], onChange: Listener): Promise<TaskWatch> {
+    const ids = [...new Set(taskIds)];
+    for (const taskId of ids) {
+      const listeners = this.byTask.get(taskId) ?? new Set();
+      listeners.add(onChange);
+      this.byTask.set(taskId, listeners);
+    }
+    const watch = { close: () => this.unwatch(ids, onChange) };
+    try {
+      await Promise.all(ids.map((taskId) => this.statements.markAwaited.execute(this.db, { taskId })));
+    } catch (error) {
+      watch.close();
+      throw error;
+    }
+    this.updatePolling();
+    return watch;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.byTask.clear();
+    this.due.clear();
+    this.updatePolling();
+  }
+
+  private unwatch(ids: string[], onChange: Listener): void {
+    for (const taskId of ids) {
+      const listeners = this.byTask.get(taskId);
+      if (!listeners?.delete(onChange)) continue;
+      if (listeners.size === 0) this.byTask.delete(taskId);
+    }
+    this.updatePolling();
+  }
+
+  /** Queues reports for watched ids; one tick delivers them, once per id however often queued. */
+  private report(...taskIds: string[]): void {
+    if (this.closed) return;
+    for (const taskId of taskIds) if (this.byTask.has(taskId)) this.due.add(taskId);
+    if (this.flushScheduled || this.due.size === 0) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      const ids = [...this.due];
+      this.due.clear();
+      for (const taskId of ids) {
+        for (const listener of [...(this.byTask.get(taskId) ?? [])]) {
+          try {
+            listener(taskId);
+          } catch {
+            // One watcher's failure must not keep the news from the others.
+          }
+        }
+      }
+    });
+  }
+
+  private updatePolling(): void {
+    const needed = !this.closed && this.byTask.size > 0 && (this.listener === null || !this.listener.isListening);
+    if (needed && !this.pollTimer) {
+      this.pollTimer = setInterval(() => this.report(...this.byTask.keys()), BACKSTOP_POLL_MS).unref();
+    } else if (!needed && this.pollTimer) {
+      clearInterval(this.pollTimer);
+      this.pollTimer = null;
+    }
+  }
+}

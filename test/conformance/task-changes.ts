@@ -1,0 +1,121 @@
+/**
+ * The optional TaskChangeFeed capability: a store that offers `watchTasks` reports, by id, at
+ * least every change a notification must carry (input_required, terminal, a cancellation request,
+ * a TTL change, removal) of the tasks watched, and nothing once the watch is closed.
+ * Reports are hints, so each check waits for the id to arrive rather than counting calls.
+ */
+import { describe, expect, it } from 'vitest';
+import { hasTaskChangeFeed, type TaskChangeFeed } from '../../src/contract/task-changes.js';
+import type { TaskStore } from '../../src/index.js';
+import {
+  ask,
+  createTask,
+  eventually,
+  resultText,
+  sampleError,
+  sleep,
+  unknownId,
+  useStores,
+  type ConformanceTarget,
+} from './harness.js';
+
+/** Watches `taskIds` and records every id reported. */
+async function record(store: TaskStore & TaskChangeFeed, taskIds: string[]) {
+  const reported: string[] = [];
+  const watch = await store.watchTasks(taskIds, (taskId) => reported.push(taskId));
+  return {
+    reported,
+    watch,
+    /** Waits until `taskId` has been reported since the last `reset()`. */
+    heard: (taskId: string, what: string) => eventually(what, async () => reported.includes(taskId)),
+    reset: () => reported.splice(0),
+  };
+}
+
+export function taskChangeConformance(target: ConformanceTarget): void {
+  describe('task change feed', () => {
+    const open = useStores(target);
+    const openFeed = async () => {
+      const store = await open();
+      if (!hasTaskChangeFeed(store)) throw new Error(`${target.name} claims the change feed but has no watchTasks`);
+      return store;
+    };
+
+    it('reports a task asking for input, then settling', async () => {
+      const store = await openFeed();
+      const { id } = await createTask(store);
+      const changes = await record(store, [id]);
+      await store.requireInput(id, ask('approval'));
+      await changes.heard(id, 'the input_required report');
+      changes.reset();
+      await store.completeTask(id, resultText('done'));
+      await changes.heard(id, 'the completion report');
+      changes.watch.close();
+    });
+
+    it('reports failure and cancellation, including a cancel of a finished task', async () => {
+      const store = await openFeed();
+      const failing = await createTask(store);
+      const cancelled = await createTask(store);
+      const finished = await createTask(store);
+      await store.completeTask(finished.id, resultText('done'));
+      const changes = await record(store, [failing.id, cancelled.id, finished.id]);
+      await store.failTask(failing.id, sampleError());
+      await store.cancelTask(cancelled.id, 'stop');
+      await store.cancelTask(finished.id);
+      await changes.heard(failing.id, 'the failure report');
+      await changes.heard(cancelled.id, 'the cancellation report');
+      await changes.heard(finished.id, 'the report of a cancel on a finished task');
+      changes.watch.close();
+    });
+
+    it('reports a TTL change, a TTL shortened into the past, and removal', async () => {
+      const store = await openFeed();
+      const retimed = await createTask(store);
+      const expired = await createTask(store);
+      const discarded = await createTask(store);
+      const changes = await record(store, [retimed.id, expired.id, discarded.id]);
+      await store.setTtl(retimed.id, 120_000);
+      await changes.heard(retimed.id, 'the TTL change report');
+      await store.setTtl(expired.id, 0);
+      await changes.heard(expired.id, 'the report of a TTL that expired the task');
+      await store.discardTask(discarded.id);
+      await changes.heard(discarded.id, 'the removal report');
+      changes.watch.close();
+    });
+
+    it('reports only watched tasks, and nothing after close', async () => {
+      const store = await openFeed();
+      const watched = await createTask(store);
+      const other = await createTask(store);
+      const changes = await record(store, [watched.id, unknownId()]);
+      await store.cancelTask(other.id);
+      await store.cancelTask(watched.id);
+      await changes.heard(watched.id, 'the watched task\'s report');
+      expect(changes.reported).not.toContain(other.id);
+
+      const later = await createTask(store);
+      const closing = await record(store, [later.id]);
+      closing.watch.close();
+      closing.watch.close();
+      await store.failTask(later.id, sampleError());
+      // A report would arrive within a round trip; give it several before concluding there is none.
+      await sleep(200);
+      expect(closing.reported).toEqual([]);
+      changes.watch.close();
+    });
+
+    it('serves several watchers of one task, each told once it is closed by the others', async () => {
+      const store = await openFeed();
+      const { id } = await createTask(store);
+      const first = await record(store, [id]);
+      const second = await record(store, [id]);
+      first.watch.close();
+      await store.requireInput(id, ask('k'));
+      await second.heard(id, 'the report to the remaining watcher');
+      await sleep(100);
+      expect(first.reported).toEqual([]);
+      second.watch.close();
+    });
+  });
+}
