@@ -1,68 +1,61 @@
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFreePort, importEmbeddedPostgres, stopServerNow } from '../../scripts/embedded-postgres.js';
-import { throwawayServerFlags, type TestServer } from './test-server.js';
+import {
+  EmbeddedPostgresError,
+  startEmbeddedPostgres,
+  stopServerNow,
+  type EmbeddedPostgres,
+} from '../../scripts/embedded-postgres.js';
+import { throwawayServerSettings, type TestServer } from './test-server.js';
 
 // The owner's pid in the name lets a later run remove what a killed run left behind.
 const WORK_DIR_PREFIX = 'mcp-task-store-test-pg-';
-const LOG_LINES_KEPT = 50;
 
-/** Starts PostgreSQL from the `embedded-postgres` binaries in a fresh temporary directory. */
+/** Starts embedded PostgreSQL (see scripts/embedded-postgres.ts) in a fresh temporary directory. */
 export async function startEmbeddedServer(): Promise<TestServer> {
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  await removeWorkDirsOfDeadRuns();
-  const workDir = await mkdtemp(join(tmpdir(), `${WORK_DIR_PREFIX}${process.pid}-`));
-  // Run as root, embedded-postgres starts initdb and the server as the `postgres` user, which
-  // must be able to create the data directory in here.
-  await chmod(workDir, 0o777);
-  const dataDir = join(workDir, 'data');
-  const disarmExitCleanup = cleanUpOnExit(workDir, dataDir);
-  const port = await findFreePort();
-  const recentLog: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    user: 'postgres',
-    password: 'postgres',
-    port,
-    persistent: false,
-    postgresFlags: [
-      ...throwawayServerFlags(),
-      // TCP only, on the address the URL names: no socket file to collide on or leave behind.
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-    ],
-    onLog: (message) => {
-      recentLog.push(message);
-      if (recentLog.length > LOG_LINES_KEPT) recentLog.shift();
-    },
-    onError: (error) => console.error('embedded PostgreSQL:', error),
-  });
-
+  let server: EmbeddedPostgres;
+  let workDir: string | undefined;
+  let disarmExitCleanup = () => {};
   try {
-    await server.initialise();
-    await server.start();
+    await removeWorkDirsOfDeadRuns();
+    workDir = await mkdtemp(join(tmpdir(), `${WORK_DIR_PREFIX}${process.pid}-`));
+    const dataDir = join(workDir, 'data');
+    disarmExitCleanup = cleanUpOnExit(workDir, dataDir);
+    server = await startEmbeddedPostgres({
+      dataDir,
+      password: randomBytes(16).toString('hex'),
+      settings: throwawayServerSettings,
+      durable: false,
+    });
   } catch (error) {
-    // start() fails only once the server process has exited, so there is nothing to stop.
+    // The server process has exited if start failed, so there is nothing to stop.
     disarmExitCleanup();
-    await rm(workDir, { recursive: true, force: true });
-    throw new Error(
-      `embedded PostgreSQL did not start: ${String(error ?? 'the server exited')}\n` +
-        `last server output:\n${recentLog.join('')}`,
-      { cause: error },
-    );
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+    throw startupFailure(error);
   }
-
   return {
-    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
-    description: `embedded, on 127.0.0.1:${port}`,
+    adminUrl: server.url,
+    description: server.description,
     async stop() {
       disarmExitCleanup();
       await server.stop();
       await rm(workDir, { recursive: true, force: true });
     },
   };
+}
+
+/** One line with the reason and the way out, then whatever the server printed. */
+function startupFailure(error: unknown): Error {
+  const reason = error instanceof Error ? error.message : String(error);
+  const output = error instanceof EmbeddedPostgresError && error.output ? `\nlast server output:\n${error.output}` : '';
+  return new Error(
+    `embedded PostgreSQL did not start: ${reason}. To use a PostgreSQL 13+ server of your own instead, ` +
+      `set TEST_DATABASE_URL=postgres://user:password@host:5432/postgres${output}`,
+    { cause: error },
+  );
 }
 
 /**
@@ -83,6 +76,7 @@ function cleanUpOnExit(workDir: string, dataDir: string): () => void {
   return () => process.off('exit', cleanUp);
 }
 
+/** Stops the servers of runs that were killed (SIGKILL skips every exit hook) and removes their files. */
 async function removeWorkDirsOfDeadRuns(): Promise<void> {
   const names = await readdir(tmpdir());
   const orphaned = names.filter(
@@ -90,7 +84,10 @@ async function removeWorkDirsOfDeadRuns(): Promise<void> {
   );
   // Best effort: a directory this user may not remove belongs to someone else's run.
   await Promise.allSettled(
-    orphaned.map((name) => rm(join(tmpdir(), name), { recursive: true, force: true })),
+    orphaned.map((name) => {
+      stopServerNow(join(tmpdir(), name, 'data'));
+      return rm(join(tmpdir(), name), { recursive: true, force: true });
+    }),
   );
 }
 

@@ -17,7 +17,8 @@ const OLDEST_SUPPORTED_SERVER = 130000;
 
 /**
  * Provides one PostgreSQL server for the whole run: TEST_DATABASE_URL if set, else a Docker
- * container if an engine is reachable, else embedded PostgreSQL.
+ * container if an engine is reachable, else embedded PostgreSQL. TEST_POSTGRES=embedded or
+ * TEST_POSTGRES=docker makes the choice instead. A failure throws: Vitest prints it and exits 1.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const startedAt = performance.now();
@@ -36,6 +37,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return () => server.stop();
 }
 
+const SERVER_CHOICES = ['embedded', 'docker'] as const;
+
 async function startTestServer(): Promise<TestServer> {
   const url = process.env.TEST_DATABASE_URL;
   if (url) {
@@ -45,7 +48,12 @@ async function startTestServer(): Promise<TestServer> {
       stop: async () => {},
     };
   }
-  if (mayHaveDockerEngine()) {
+  const choice = process.env.TEST_POSTGRES;
+  if (choice !== undefined && !(SERVER_CHOICES as readonly string[]).includes(choice)) {
+    throw new Error(`TEST_POSTGRES must be one of ${SERVER_CHOICES.join(', ')} (or unset), not ${choice}`);
+  }
+  if (choice === 'docker') return startContainerServer();
+  if (choice === undefined && mayHaveDockerEngine()) {
     try {
       return await startContainerServer();
     } catch (error) {

@@ -11,7 +11,7 @@ export interface TestServer {
  * Settings for servers the harness starts itself. Durability is pointless when the data dies with
  * the run, and test files run in parallel, each store holding a pool and a LISTEN connection.
  */
-const throwawayServerSettings: Record<string, string> = {
+export const throwawayServerSettings: Record<string, string> = {
   fsync: 'off',
   synchronous_commit: 'off',
   full_page_writes: 'off',
