@@ -23,15 +23,20 @@ export {
 export { CancellationToken } from './contract/cancellation.js';
 export { TaskStoreError, type TaskStoreErrorKind } from './contract/errors.js';
 export { generateTaskId } from './contract/ids.js';
+export type { ReapResult } from './contract/types.js';
 export {
   MemoryTaskStore,
   DEFAULT_TOMBSTONE_RETENTION_MS,
   DEFAULT_MAX_TASKS,
   DEFAULT_MAX_RETAINED_BYTES,
   type MemoryTaskStoreOptions,
-  type ReapResult,
 } from './memory/index.js';
-export { PostgresTaskStore, type PostgresTaskStoreOptions } from './postgres/postgres-task-store.js';
-export { migrate, type MigrateOptions } from './postgres/migrate.js';
-export type { ListenerState, ListenerStateChange } from './postgres/listener.js';
-export type { ReaperOptions, ReaperPass } from './postgres/reaper.js';
+export {
+  PostgresTaskStore,
+  migrate,
+  type PostgresTaskStoreOptions,
+  type MigrateOptions,
+  type ListenerState,
+  type ListenerStateChange,
+  type ReaperOptions,
+} from './postgres/index.js';

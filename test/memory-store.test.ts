@@ -25,3 +25,14 @@ describe('MemoryTaskStore defaults', () => {
     }
   });
 });
+
+describe('subpath exports', () => {
+  it('./memory and ./postgres export the very objects the root exports', async () => {
+    const root: Record<string, unknown> = await import('../src/index.js');
+    for (const entry of ['../src/memory/index.js', '../src/postgres/index.js']) {
+      const subpath: Record<string, unknown> = await import(entry);
+      expect(Object.keys(subpath).length, entry).toBeGreaterThan(0);
+      for (const [name, value] of Object.entries(subpath)) expect(root[name], `${entry} ${name}`).toBe(value);
+    }
+  });
+});

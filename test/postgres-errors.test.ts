@@ -3,15 +3,16 @@
  * no credentials, options are validated up front, close() is orderly, and input that fails
  * validation leaves the database exactly as it was.
  */
+import pg from 'pg';
 import { createPool } from '../src/postgres/pool.js';
-import { describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import {
   generateTaskId,
   migrate,
   PostgresTaskStore,
   TaskStoreError,
   type PostgresTaskStoreOptions,
-  type ReaperPass,
+  type ReapResult,
   type TaskStoreErrorKind,
 } from '../src/index.js';
 import { useTestResources } from './support/postgres-stores.js';
@@ -146,7 +147,7 @@ describe('database failures', () => {
   test('a store with its listener and reaper on survives a server that is down, and reports it', async () => {
     const store = new PostgresTaskStore({ connectionString: REFUSING_URL, reaper: { intervalMs: 50 } });
     openStores.push(store);
-    const passes: (ReaperPass | Error)[] = [];
+    const passes: (ReapResult | Error)[] = [];
     store.onReaperPass((outcome) => passes.push(outcome));
     const reconnecting: string[] = [];
     store.onListenerStateChange((change) => {
@@ -202,6 +203,170 @@ describe('database failures', () => {
     } finally {
       await pool.end();
     }
+  });
+});
+
+// -- Faults never crash the host ------------------------------------------------------------------
+
+/**
+ * Records what would otherwise crash the process (an 'error' event nobody listens to, a promise
+ * nobody awaits) while a test runs. Vitest would report these too, but after the test passed.
+ */
+function recordUncaught(): { readonly errors: unknown[] } {
+  const errors: unknown[] = [];
+  const record = (error: unknown) => errors.push(error);
+  process.on('uncaughtException', record);
+  process.on('unhandledRejection', record);
+  afterEach(() => {
+    process.off('uncaughtException', record);
+    process.off('unhandledRejection', record);
+  });
+  return { errors };
+}
+
+describe('faults never crash the host', () => {
+  const uncaught = recordUncaught();
+  afterEach(() => {
+    uncaught.errors.length = 0;
+  });
+
+  /** A URL whose connections carry `application_name`, so a test can terminate exactly them. */
+  function urlNamed(applicationName: string): string {
+    const url = new URL(database.connectionString);
+    url.searchParams.set('application_name', applicationName);
+    return url.toString();
+  }
+
+  /** Terminates every backend of `applicationNames`; how many there were. */
+  async function terminate(...applicationNames: string[]): Promise<number> {
+    const { rows } = await resources.admin.query<{ n: number }>(
+      `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = ANY($1)`,
+      [applicationNames],
+    );
+    return rows[0]!.n;
+  }
+
+  /**
+   * 8 loops of getTask on `store` while its backends are terminated 5 times, each time once the
+   * loops have got through again; then the store must serve calls, settle a task and wake a waiter
+   * that was pending all along.
+   */
+  async function survivesTerminations(store: PostgresTaskStore, applicationName: string): Promise<void> {
+    const { taskId } = await store.createTask({ toolName: 'under-fire', ttlMs: null });
+    const waiting = store.waitForCompletion(taskId);
+    let served = 0;
+    const failures: unknown[] = [];
+    let stop = false;
+    const loops = Array.from({ length: 8 }, async () => {
+      while (!stop) {
+        try {
+          await store.getTask(taskId);
+          served += 1;
+        } catch (error) {
+          failures.push(error);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+    });
+    let terminated = 0;
+    try {
+      for (let round = 0; round < 5; round++) {
+        const target = served + 20;
+        await eventually(`getTask serving again before termination ${round + 1}`, async () => served >= target, 15_000);
+        terminated += await terminate(applicationName, 'mcp-task-store-listener');
+      }
+      const target = served + 20;
+      await eventually('getTask serving after the last termination', async () => served >= target, 15_000);
+    } finally {
+      stop = true;
+      await Promise.all(loops);
+    }
+    expect(terminated).toBeGreaterThanOrEqual(5);
+    for (const failure of failures) expectStoreError(failure, 'backend');
+    expect(await store.completeTask(taskId, { content: [] })).toBe(true);
+    expect((await within('the waiter', waiting, 15_000))?.task.status).toBe('completed');
+    expect(uncaught.errors).toEqual([]);
+  }
+
+  test('terminated backends under load, on the store’s own pool: callers get backend errors, the store recovers', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ connectionString: urlNamed('faults_own_pool'), schema });
+    await survivesTerminations(store, 'faults_own_pool');
+  });
+
+  test('terminated backends under load, on a caller’s pool without an error listener: the same', async () => {
+    const schema = await freshSchema();
+    // A pool as a caller may make it, with no pool.on('error'): the store must not rely on one.
+    const pool = new pg.Pool({ connectionString: urlNamed('faults_caller_pool'), max: 10 });
+    try {
+      const store = openStore({ pool, schema });
+      await survivesTerminations(store, 'faults_caller_pool');
+      await store.close();
+      // The store's listeners leave with it.
+      expect(pool.listenerCount('error')).toBe(0);
+      expect(pool.listenerCount('connect')).toBe(0);
+    } finally {
+      await pool.end().catch(() => {});
+    }
+  });
+
+  test.each([
+    // (URL's port setter ignores an invalid port, so the text is edited.)
+    ['a port out of range', (url: string) => url.replace(/:\d+\//, ':99999/')],
+    ['a certificate file that does not exist', (url: string) => `${url}?sslmode=verify-full&sslrootcert=/nonexistent`],
+  ])('%s: calls and migrate() fail with backend errors, and nothing is left unhandled', async (_, spoil) => {
+    const url = spoil(database.connectionString);
+    const store = openStore({ connectionString: url, reaper: { intervalMs: 50 } });
+    const reconnecting = new Promise<Error | undefined>((resolve) =>
+      store.onListenerStateChange((change) => change.state === 'reconnecting' && resolve(change.error)),
+    );
+    expectStoreError(await rejection('createTask', store.createTask({ toolName: 'x' })), 'backend');
+    expectStoreError(await rejection('getTask', store.getTask(generateTaskId())), 'backend');
+    expect(await within('the listener reporting its failure', reconnecting)).toBeInstanceOf(Error);
+    expectStoreError(await rejection('migrate', migrate({ connectionString: url })), 'backend');
+    await store.close();
+    expect(uncaught.errors).toEqual([]);
+  });
+
+  test('aborting a wait whose first statement waits for a row lock rejects with the reason, and nothing is left unhandled', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: resources.admin, schema });
+    const { taskId } = await store.createTask({ toolName: 'locked' });
+    const holder = await resources.client();
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM ${schema}.tasks WHERE task_id = $1 FOR UPDATE`, [taskId]);
+    const controller = new AbortController();
+    const waiting = store.waitForCompletion(taskId, { signal: controller.signal });
+    await eventually('the wait blocking on the row lock', async () => {
+      const { rows } = await resources.admin.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      return rows[0]!.n > 0;
+    });
+    const reason = new Error('the caller gave up');
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    await holder.query('ROLLBACK');
+    // Let the abandoned statement finish, and any rejection surface.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(uncaught.errors).toEqual([]);
+  });
+
+  test('a listener connection string node-postgres cannot use: the listener retries, the store works, nothing is left unhandled', async () => {
+    const schema = await freshSchema();
+    const store = openStore({
+      pool: resources.admin,
+      schema,
+      listen: { connectionString: 'postgres://user@127.0.0.1:99999/db' },
+    });
+    const reconnecting = new Promise<void>((resolve) =>
+      store.onListenerStateChange((change) => change.state === 'reconnecting' && resolve()),
+    );
+    await within('the listener reporting its failure', reconnecting);
+    const { taskId } = await store.createTask({ toolName: 'x' });
+    expect((await store.getTask(taskId))?.status).toBe('working');
+    expect(uncaught.errors).toEqual([]);
   });
 });
 

@@ -74,7 +74,8 @@ describe('across instances', () => {
 
   it('resumeContext on B carries a token that the TTL deadline raises, and that a cancel on A raises', async () => {
     const { a, b } = await twoInstances();
-    const expiring = await a.createTask({ toolName: 'deploy', ttlMs: 300 });
+    // Long enough for B's first call to come before the deadline on a loaded machine.
+    const expiring = await a.createTask({ toolName: 'deploy', ttlMs: 1500 });
     const cancelled = await a.createTask({ toolName: 'deploy' });
 
     const onB = await b.resumeContext(expiring.taskId);

@@ -357,7 +357,8 @@ describe('npx kysely migrate:latest', () => {
     });
     await other.failTask(taskId, { code: -32000, message: 'boom' });
     expect((await within('the waiter waking', waiting))?.task.status).toBe('failed');
-  }, 60_000);
+    // Three CLI runs, each starting a TypeScript loader: slow on a loaded machine.
+  }, 180_000);
 
   test('refuses an invalid MCP_TASKS_SCHEMA, creating nothing', async () => {
     const before = await schemaNames();

@@ -11,7 +11,7 @@ import {
   PostgresTaskStore,
   TaskStoreError,
   type PostgresTaskStoreOptions,
-  type ReaperPass,
+  type ReapResult,
 } from '../src/index.js';
 import { useTestResources } from './support/postgres-stores.js';
 import { useTestDatabase } from './support/test-database.js';
@@ -75,14 +75,14 @@ async function insertExpiredTasks(schema: string, n: number): Promise<void> {
 }
 
 /** Collects every pass the store reports from now on. */
-function recordPasses(store: PostgresTaskStore): { passes: (ReaperPass | Error)[]; stop: () => void } {
-  const passes: (ReaperPass | Error)[] = [];
+function recordPasses(store: PostgresTaskStore): { passes: (ReapResult | Error)[]; stop: () => void } {
+  const passes: (ReapResult | Error)[] = [];
   const stop = store.onReaperPass((outcome) => passes.push(outcome));
   return { passes, stop };
 }
 
 /** Resolves once the store reports a pass for which `predicate` holds. */
-function passWhere(store: PostgresTaskStore, predicate: (outcome: ReaperPass | Error) => boolean): Promise<ReaperPass | Error> {
+function passWhere(store: PostgresTaskStore, predicate: (outcome: ReapResult | Error) => boolean): Promise<ReapResult | Error> {
   return new Promise((resolve) => {
     const stop = store.onReaperPass((outcome) => {
       if (!predicate(outcome)) return;

@@ -17,3 +17,28 @@ export class TaskStoreError extends Error {
     this.kind = kind;
   }
 }
+
+// The errors both stores raise for the same reason, with the same message. (Retention limits have
+// theirs in retention.ts, input requests in input-requests.ts.)
+
+/** `where` names the value, e.g. `requests.approval.method`. */
+export function invalidInput(where: string, problem: string): TaskStoreError {
+  return new TaskStoreError('invalid_input', `invalid ${where}: ${problem}`);
+}
+
+/** Every call on a closed store, whatever its arguments. */
+export function storeClosed(): TaskStoreError {
+  return new TaskStoreError('backend', 'the task store is closed');
+}
+
+/** A `waitForCompletion` still pending when the store closed. */
+export function closedWhileWaiting(): TaskStoreError {
+  return new TaskStoreError('backend', 'the task store was closed while waiting for the task');
+}
+
+export function terminalStatusRefused(status: string): TaskStoreError {
+  return new TaskStoreError(
+    'invalid_transition',
+    `setStatus is for non-terminal progress; use completeTask, failTask or cancelTask to reach '${status}'`,
+  );
+}

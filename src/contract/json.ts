@@ -1,10 +1,4 @@
 /** Small helpers for the plain JSON values the stores keep and compare. */
-import { payloadBytes } from './retention.js';
-
-/** The size every retention limit is measured in: UTF-8 bytes of compact JSON. */
-export function jsonBytes(value: unknown): number {
-  return payloadBytes(JSON.stringify(value));
-}
 
 /**
  * A private copy of a validated JSON value. The store never shares an object with its callers,

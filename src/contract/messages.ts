@@ -1,4 +1,5 @@
 /** Status messages and fixed payloads shared by every store, matching tower-mcp's reference store. */
+import { payloadBytes } from './retention.js';
 import type { JsonRpcError } from './types.js';
 
 export const statusMessages = {
@@ -7,11 +8,17 @@ export const statusMessages = {
   resumed: 'Task resumed',
   completed: 'Task completed',
   failed: (error: JsonRpcError) => `Task failed: ${error.message}`,
-  cancelled: (reason: string | null | undefined) => (reason == null ? 'Task cancelled' : `Cancelled: ${reason}`),
   /** The status of a task ended with {@link RETENTION_FAILURE_ERROR} (tower-mcp's RETENTION_FAILURE_STATUS). */
   retentionFailed: 'Task failed: retention limit exceeded',
-  /** A cancel whose reason is over the payload limit records this instead of the reason. */
-  cancelledOverLimit: 'Task cancelled: retention limit exceeded',
+  /**
+   * Limits never stop a cancellation: a reason whose message would be over `maxPayloadBytes` is
+   * replaced by a fixed message rather than refused.
+   */
+  cancelled(reason: string | null | undefined, maxPayloadBytes: number): string {
+    if (reason == null) return 'Task cancelled';
+    const message = `Cancelled: ${reason}`;
+    return payloadBytes(JSON.stringify(message)) <= maxPayloadBytes ? message : 'Task cancelled: retention limit exceeded';
+  },
 } as const;
 
 /**

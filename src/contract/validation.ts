@@ -3,14 +3,25 @@
  * before touching any state, so bad input fails with `invalid_input` and changes nothing.
  */
 import { z } from 'zod';
-import { TaskStoreError } from './errors.js';
-import { TASK_STATUSES, type TaskStatus } from './types.js';
+import { invalidInput, terminalStatusRefused } from './errors.js';
+import { decodeCursor, type ListPosition } from './listing.js';
+import {
+  isTerminal,
+  TASK_STATUSES,
+  type CallToolResult,
+  type CreateTaskInput,
+  type InputRequests,
+  type InputResponses,
+  type JsonRpcError,
+  type TaskOwner,
+  type TaskStatus,
+} from './types.js';
 
 /** 1000 years: far beyond any real retention, and still a valid date on every clock involved. */
-export const MAX_TTL_MS = 1000 * 365.25 * 24 * 60 * 60 * 1000;
+const MAX_TTL_MS = 1000 * 365.25 * 24 * 60 * 60 * 1000;
 export const DEFAULT_TTL_MS = 300_000;
-export const DEFAULT_PAGE_LIMIT = 100;
-export const MAX_PAGE_LIMIT = 1000;
+const DEFAULT_PAGE_LIMIT = 100;
+const MAX_PAGE_LIMIT = 1000;
 
 const TASK_ID_PATTERN = /^[0-9a-f]{32}$/;
 
@@ -73,14 +84,14 @@ const jsonObject = plainJson(z.record(z.string(), z.unknown()));
 
 const text = z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
-export const taskIdSchema = z.string();
-export const ownerSchema = text.nullable();
+const taskIdSchema = z.string();
+const ownerSchema = text.nullable();
 export const ttlSchema = z.number().int().min(0).max(MAX_TTL_MS);
-export const statusSchema = z.enum(TASK_STATUSES as [TaskStatus, ...TaskStatus[]]);
-export const messageSchema = text.max(16_384).nullish();
-export const metaSchema = jsonObject;
+const statusSchema = z.enum(TASK_STATUSES as [TaskStatus, ...TaskStatus[]]);
+const messageSchema = text.max(16_384).nullish();
+const metaSchema = jsonObject;
 
-export const createTaskInputSchema = z.strictObject({
+const createTaskInputSchema = z.strictObject({
   toolName: text.min(1).max(1024),
   arguments: jsonValue.optional(),
   ttlMs: ttlSchema.nullable().optional(),
@@ -88,7 +99,7 @@ export const createTaskInputSchema = z.strictObject({
   pollIntervalMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
-export const callToolResultSchema = plainJson(
+const callToolResultSchema = plainJson(
   z.looseObject({
     content: z.array(z.unknown()),
     isError: z.boolean().optional(),
@@ -97,7 +108,7 @@ export const callToolResultSchema = plainJson(
   }),
 );
 
-export const jsonRpcErrorSchema = z.strictObject({
+const jsonRpcErrorSchema = z.strictObject({
   code: z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER),
   message: text,
   data: jsonValue.optional(),
@@ -105,18 +116,18 @@ export const jsonRpcErrorSchema = z.strictObject({
 
 const requestKey = text.min(1).max(1024);
 
-export const inputRequestSchema = z.discriminatedUnion('method', [
+const inputRequestSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('elicitation/create'), params: jsonObject }),
   z.strictObject({ method: z.literal('sampling/createMessage'), params: jsonObject }),
   z.strictObject({ method: z.literal('roots/list'), params: jsonObject.optional() }),
 ]);
 
-export const inputRequestsSchema = plainJson(z.record(requestKey, inputRequestSchema));
-export const inputResponsesSchema = plainJson(z.record(requestKey, jsonObject));
+const inputRequestsSchema = plainJson(z.record(requestKey, inputRequestSchema));
+const inputResponsesSchema = plainJson(z.record(requestKey, jsonObject));
 
-export const waitOptionsSchema = z.strictObject({ signal: z.instanceof(AbortSignal).optional() }).optional();
+const waitOptionsSchema = z.strictObject({ signal: z.instanceof(AbortSignal).optional() }).optional();
 
-export const listTasksOptionsSchema = z.strictObject({
+const listTasksOptionsSchema = z.strictObject({
   status: statusSchema.optional(),
   owner: ownerSchema.optional(),
   cursor: z.string().max(1024).optional(),
@@ -130,6 +141,81 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, field: str
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  const where = [field, ...issue.path.map(String)].join('.');
-  throw new TaskStoreError('invalid_input', `invalid ${where}: ${issue.message}`);
+  throw invalidInput([field, ...issue.path.map(String)].join('.'), issue.message);
 }
+
+export interface ListFilter {
+  status: TaskStatus | undefined;
+  /** `undefined`: every owner. */
+  owner: TaskOwner | undefined;
+  /** The page starts strictly after this position. */
+  after: ListPosition | null;
+  limit: number;
+}
+
+/**
+ * The arguments of each TaskStore method, validated the same way for every store: each argument in
+ * order, before the store looks at any task, so a malformed call is refused whatever the task's
+ * state and changes nothing.
+ */
+export const validate = {
+  taskId: (taskId: string): string => parse(taskIdSchema, taskId, 'taskId'),
+
+  createTask: (input: CreateTaskInput) => parse(createTaskInputSchema, input, 'input'),
+
+  waitForCompletion(taskId: string, options: unknown) {
+    return { taskId: validate.taskId(taskId), signal: parse(waitOptionsSchema, options, 'options')?.signal };
+  },
+
+  /** `undefined` lists with the defaults; `null`, like every other non-object, is refused. */
+  listTasks(options: unknown): ListFilter {
+    const parsed = parse(listTasksOptionsSchema, options === undefined ? {} : options, 'options');
+    return {
+      status: parsed.status,
+      owner: parsed.owner,
+      after: parsed.cursor === undefined ? null : decodeCursor(parsed.cursor),
+      limit: parsed.limit ?? DEFAULT_PAGE_LIMIT,
+    };
+  },
+
+  requireInput(taskId: string, requests: InputRequests, message: unknown) {
+    return {
+      taskId: validate.taskId(taskId),
+      requests: parse(inputRequestsSchema, requests, 'requests') as InputRequests,
+      message: parse(messageSchema, message, 'message') ?? null,
+    };
+  },
+
+  applyInputResponses(taskId: string, responses: InputResponses) {
+    return { taskId: validate.taskId(taskId), responses: parse(inputResponsesSchema, responses, 'responses') as InputResponses };
+  },
+
+  /** `setStatus` is for progress: a terminal status throws `invalid_transition`, whatever the task. */
+  setStatus(taskId: string, status: TaskStatus, message: unknown) {
+    const parsed = {
+      taskId: validate.taskId(taskId),
+      status: parse(statusSchema, status, 'status'),
+      message: parse(messageSchema, message, 'message') ?? null,
+    };
+    if (isTerminal(parsed.status)) throw terminalStatusRefused(parsed.status);
+    return parsed;
+  },
+
+  setTtl: (taskId: string, ttlMs: number) => ({ taskId: validate.taskId(taskId), ttlMs: parse(ttlSchema, ttlMs, 'ttlMs') }),
+
+  setTaskMeta(taskId: string, meta: Record<string, unknown>) {
+    return { taskId: validate.taskId(taskId), meta: parse(metaSchema, meta, 'meta') };
+  },
+
+  completeTask(taskId: string, result: CallToolResult) {
+    return { taskId: validate.taskId(taskId), result: parse(callToolResultSchema, result, 'result') as CallToolResult };
+  },
+
+  failTask(taskId: string, error: JsonRpcError) {
+    return { taskId: validate.taskId(taskId), error: parse(jsonRpcErrorSchema, error, 'error') as JsonRpcError };
+  },
+
+  cancelTask(taskId: string, reason: unknown) {
+    return { taskId: validate.taskId(taskId), reason: parse(messageSchema, reason, 'reason') ?? null };
+  },
+};

@@ -2,7 +2,7 @@
  * What the memory store keeps per task id: a live record, or the tombstone an expired record
  * leaves behind until it is purged.
  */
-import type { CancellationSource } from '../contract/cancellation.js';
+import { CancellationSource } from '../contract/cancellation.js';
 import type {
   CallToolResult,
   InputRequest,
@@ -15,7 +15,8 @@ import type {
   TaskStatus,
 } from '../contract/types.js';
 import { cloneJson } from '../contract/json.js';
-import type { CancelDeadline } from './deadline-timer.js';
+import { statusMessages } from '../contract/messages.js';
+import type { CancelDeadline } from '../contract/timers.js';
 import type { Waiter } from './waiters.js';
 
 /** A stored payload and its size, measured once when it was accepted. */
@@ -57,7 +58,7 @@ export interface LiveTask {
  * An expired task with its payload dropped. It keeps the owner so `taskPresence` can tell that
  * owner "expired" rather than "missing", and the expiry time so the store knows when to purge it.
  */
-export interface Tombstone {
+interface Tombstone {
   readonly kind: 'tombstone';
   readonly taskId: string;
   readonly owner: TaskOwner;
@@ -65,6 +66,37 @@ export interface Tombstone {
 }
 
 export type TaskEntry = LiveTask | Tombstone;
+
+/** A new `working` task. */
+export function newTask(task: {
+  taskId: string;
+  owner: TaskOwner;
+  toolName: string;
+  arguments: Sized<unknown>;
+  ttlMs: number | null;
+  pollIntervalMs: number | undefined;
+}): LiveTask {
+  const now = Date.now();
+  return {
+    kind: 'live',
+    ...task,
+    status: 'working',
+    statusMessage: statusMessages.created,
+    createdAtMs: now,
+    lastUpdatedAtMs: now,
+    meta: null,
+    result: null,
+    error: null,
+    outstanding: new Map(),
+    answeredKeys: new Set(),
+    supersededKeys: new Set(),
+    responses: new Map(),
+    source: new CancellationSource(),
+    expirySignalled: false,
+    cancelTimer: null,
+    waiters: new Set(),
+  };
+}
 
 /** When the task expires, or null when it never does. The TTL runs from creation. */
 export function deadlineOf(task: LiveTask): number | null {

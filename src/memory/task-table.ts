@@ -8,11 +8,13 @@
  * tasks into tombstones and purges old tombstones, so memory is freed in batches while the task has
  * been invisible since its deadline.
  */
-import type { TaskOwner } from '../contract/types.js';
+import { cloneJson } from '../contract/json.js';
+import { RETENTION_FAILURE_ERROR, statusMessages } from '../contract/messages.js';
+import { scheduleDeadline } from '../contract/timers.js';
+import type { TaskOwner, TaskStatus } from '../contract/types.js';
 import { isIssuableTaskId } from '../contract/validation.js';
-import { scheduleDeadline } from './deadline-timer.js';
 import type { EffectQueue } from './effect-queue.js';
-import { deadlineOf, isExpiredAt, retainedBytesOf, type LiveTask, type TaskEntry } from './task-record.js';
+import { deadlineOf, isExpiredAt, retainedBytesOf, toSnapshot, type LiveTask, type TaskEntry } from './task-record.js';
 import { takeWaiters, wakeWaiters, type Waiter } from './waiters.js';
 
 export class TaskTable {
@@ -90,6 +92,40 @@ export class TaskTable {
     const before = retainedBytesOf(task);
     change();
     this.retained += retainedBytesOf(task) - before;
+  }
+
+  /** Moves a task to a terminal status and wakes its waiters with the final snapshot. */
+  finish(task: LiveTask, status: TaskStatus, message: string, record: () => void = () => {}): void {
+    this.update(task, () => {
+      record();
+      task.outstanding = new Map();
+      task.status = status;
+      task.statusMessage = message;
+      task.lastUpdatedAtMs = Date.now();
+    });
+    const waiters = takeWaiters(task.waiters);
+    if (waiters.length > 0) {
+      const snapshot = toSnapshot(task);
+      this.effects.defer(() => wakeWaiters(waiters, snapshot));
+    }
+  }
+
+  /**
+   * Ends a task whose outcome could not be kept, as tower-mcp does: `failed` with the fixed error,
+   * and every payload it held dropped, so nothing of the rejected content (or anything else the task
+   * carried) survives. The fixed error is the store's own constant, not a caller's payload, so it is
+   * not charged; that keeps the failure possible however full the store is.
+   */
+  failForRetention(task: LiveTask): void {
+    this.finish(task, 'failed', statusMessages.retentionFailed, () => {
+      task.arguments = { value: null, bytes: 0 };
+      task.meta = null;
+      task.result = null;
+      task.error = { value: cloneJson(RETENTION_FAILURE_ERROR), bytes: 0 };
+      task.answeredKeys.clear();
+      task.supersededKeys.clear();
+      task.responses.clear();
+    });
   }
 
   /**

@@ -10,7 +10,7 @@ class Parameter {
 }
 
 /** Stands for a value supplied at execution time; typed as the value it stands for. */
-export type ParameterOf<P> = <K extends keyof P & string>(name: K) => P[K];
+type ParameterOf<P> = <K extends keyof P & string>(name: K) => P[K];
 
 export interface CompiledStatement<P, R> {
   execute(db: Kysely<any>, values: P): Promise<QueryResult<R>>;

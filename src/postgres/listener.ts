@@ -2,8 +2,9 @@
  * One LISTEN connection per store instance, kept alive against silent failures: TCP keepalive, a
  * heartbeat that checks the LISTEN is still registered, and reconnection with jittered backoff.
  *
- * NOTIFY is only a hint. Whoever subscribes with `onListening` re-reads what it cares about every
- * time the listener (re)connects, because notifications sent while it was down are lost.
+ * NOTIFY is only a hint. Whoever subscribes with `onStateChange` re-reads what it cares about every
+ * time the listener reports `listening` again, because notifications sent while it was down are
+ * lost.
  */
 import pg from 'pg';
 import { quoteIdentifier } from './schema-name.js';
@@ -18,7 +19,7 @@ export interface ListenerStateChange {
   retryInMs?: number;
 }
 
-export interface NotificationListenerOptions {
+interface NotificationListenerOptions {
   clientConfig: pg.ClientConfig;
   channel: string;
   /** How often to check that the LISTEN is still registered. Default 15 s. */
@@ -79,25 +80,29 @@ export class NotificationListener {
     await client?.end().catch(() => {});
   }
 
+  /** Never rejects: whatever goes wrong, from building the client on, schedules another attempt. */
   private async connect(): Promise<void> {
-    const client = new pg.Client({
-      ...this.options.clientConfig,
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
-      application_name: LISTENER_APPLICATION_NAME,
-    });
-    this.client = client;
-    client.on('notification', (message) => {
-      if (message.channel !== this.options.channel || message.payload === undefined) return;
-      for (const callback of this.notificationListeners) callback(message.payload);
-    });
-    client.on('error', (error) => this.lost(client, error));
-    client.on('end', () => this.lost(client, new Error('listener connection ended')));
+    let client: pg.Client | null = null;
     try {
-      await client.connect();
-      await client.query(`LISTEN ${quoteIdentifier(this.options.channel)}`);
+      // Settings node-postgres cannot use (a malformed URL, a missing certificate file) throw here.
+      client = new pg.Client({
+        ...this.options.clientConfig,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
+        application_name: LISTENER_APPLICATION_NAME,
+      });
+      const connecting = client;
+      this.client = connecting;
+      connecting.on('error', (error) => this.lost(connecting, error));
+      connecting.on('end', () => this.lost(connecting, new Error('listener connection ended')));
+      connecting.on('notification', (message) => {
+        if (message.channel !== this.options.channel || message.payload === undefined) return;
+        for (const callback of this.notificationListeners) callback(message.payload);
+      });
+      await connecting.connect();
+      await connecting.query(`LISTEN ${quoteIdentifier(this.options.channel)}`);
     } catch (error) {
-      this.lost(client, error as Error);
+      this.lost(client, error instanceof Error ? error : new Error(String(error)));
       return;
     }
     if (this.client !== client) return;
@@ -118,14 +123,17 @@ export class NotificationListener {
     }
   }
 
-  private lost(client: pg.Client, error: Error): void {
+  /** `client` is null when it could not even be built. */
+  private lost(client: pg.Client | null, error: Error): void {
     if (this.client !== client || this.state === 'closed') return;
     this.client = null;
     this.clearTimers();
-    client.removeAllListeners('notification');
-    // Keep an error listener: the dying socket may still emit, and an unhandled 'error' would crash.
-    client.on('error', () => {});
-    void client.end().catch(() => {});
+    if (client) {
+      client.removeAllListeners('notification');
+      // Keep an error listener: the dying socket may still emit, and an unhandled 'error' would crash.
+      client.on('error', () => {});
+      void client.end().catch(() => {});
+    }
     const ceiling = Math.min(this.maxBackoffMs, this.minBackoffMs * 2 ** this.attempt);
     const retryInMs = Math.round(Math.random() * ceiling);
     this.attempt += 1;

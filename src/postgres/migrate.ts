@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Kysely, Migrator, PostgresDialect, sql, type Migration, type MigrationProvider, type MigratorProps } from 'kysely';
 import pg from 'pg';
 import { toBackendError } from './backend-error.js';
-import { createPool } from './pool.js';
+import { createPool, dialectPool, guardPool } from './pool.js';
 import { notificationChannel, quoteIdentifier, quoteLiteral, validateSchemaName } from './schema-name.js';
 
 export const MIGRATIONS_DIRECTORY = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -25,7 +25,7 @@ export function renderMigration(source: string, schema: string): string {
 }
 
 /** Each `NNNN_name.sql` file is one migration, named after the file, applied in name order. */
-export class SqlFileMigrationProvider implements MigrationProvider {
+class SqlFileMigrationProvider implements MigrationProvider {
   constructor(private readonly schema: string, private readonly directory = MIGRATIONS_DIRECTORY) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -68,8 +68,11 @@ export interface MigrateOptions {
  */
 export async function migrate(options: MigrateOptions): Promise<{ applied: string[] }> {
   const schema = validateSchemaName(options.schema);
-  const ownPool = options.pool ? undefined : createPool(options.connectionString, 1);
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: options.pool ?? ownPool! }) });
+  const pool = options.pool ?? createPool(options.connectionString, 1);
+  const stopGuardingPool = options.pool ? guardPool(options.pool) : () => {};
+  const db = new Kysely<unknown>({
+    dialect: new PostgresDialect({ pool: dialectPool(pool, { preparedStatements: false }) }),
+  });
   try {
     const { results, error } = await new Migrator({ db, ...migratorOptions(schema) }).migrateToLatest();
     if (error) throw toBackendError(error, options.connectionString);
@@ -77,7 +80,8 @@ export async function migrate(options: MigrateOptions): Promise<{ applied: strin
   } catch (error) {
     throw toBackendError(error, options.connectionString);
   } finally {
-    // Destroying Kysely ends the pool it was given, so only do it when the pool is ours.
-    if (ownPool) await db.destroy();
+    await db.destroy();
+    if (options.pool) stopGuardingPool();
+    else await pool.end();
   }
 }

@@ -7,9 +7,10 @@
  * advisory lock per schema keeps to one reaper at a time across every instance; it is released
  * with the transaction, so a crashed reaper never holds it.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { z } from 'zod';
-import type { TaskDatabase } from './tables.js';
+import type { ReapResult } from '../contract/types.js';
+import type { StoreDatabase, TaskDatabase } from './tables.js';
 
 export interface ReaperOptions {
   /** Time between automatic passes. Default 30000. */
@@ -26,12 +27,7 @@ export const reaperOptionsSchema = z.strictObject({
   batchSize: z.number().int().min(1).max(1_000_000).optional(),
 });
 
-export interface ReaperPass {
-  tombstoned: number;
-  purged: number;
-}
-
-export const REAPER_DEFAULTS = { intervalMs: 30_000, tombstoneRetentionMs: 300_000, batchSize: 1000 } as const;
+const REAPER_DEFAULTS = { intervalMs: 30_000, tombstoneRetentionMs: 300_000, batchSize: 1000 } as const;
 const MIN_BATCH_SIZE = 50;
 const STATEMENT_TIMEOUT_MS = 5000;
 const LOCK_TIMEOUT_MS = 1000;
@@ -46,21 +42,22 @@ export class Reaper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = false;
-  private readonly passListeners = new Set<(outcome: ReaperPass | Error) => void>();
+  private readonly passListeners = new Set<(outcome: ReapResult | Error) => void>();
 
+  /** `options` false: no automatic passes, only {@link runOnce} by hand. */
   constructor(
-    private readonly db: Kysely<TaskDatabase>,
-    private readonly schema: string,
-    options: Omit<ReaperOptions, 'intervalMs'> & { intervalMs?: number | null },
+    private readonly database: StoreDatabase,
+    options: false | ReaperOptions,
   ) {
-    this.intervalMs = options.intervalMs === null ? null : options.intervalMs ?? REAPER_DEFAULTS.intervalMs;
-    this.retentionMs = options.tombstoneRetentionMs ?? REAPER_DEFAULTS.tombstoneRetentionMs;
-    this.maxBatchSize = options.batchSize ?? REAPER_DEFAULTS.batchSize;
+    const settings = options === false ? {} : options;
+    this.intervalMs = options === false ? null : settings.intervalMs ?? REAPER_DEFAULTS.intervalMs;
+    this.retentionMs = settings.tombstoneRetentionMs ?? REAPER_DEFAULTS.tombstoneRetentionMs;
+    this.maxBatchSize = settings.batchSize ?? REAPER_DEFAULTS.batchSize;
     this.batchSize = this.maxBatchSize;
   }
 
   /** Called after every automatic or manual pass with its counts, or with the error that ended it. */
-  onPass(callback: (outcome: ReaperPass | Error) => void): () => void {
+  onPass(callback: (outcome: ReapResult | Error) => void): () => void {
     this.passListeners.add(callback);
     return () => this.passListeners.delete(callback);
   }
@@ -86,7 +83,7 @@ export class Reaper {
     await this.running?.catch(() => {});
   }
 
-  runOnce(): Promise<ReaperPass> {
+  runOnce(): Promise<ReapResult> {
     const pass = this.pass();
     this.running = pass;
     pass.then(
@@ -96,7 +93,7 @@ export class Reaper {
     return pass;
   }
 
-  private async pass(): Promise<ReaperPass> {
+  private async pass(): Promise<ReapResult> {
     const tombstoned = await this.drain('tombstone', (trx, limit) => this.tombstoneBatch(trx, limit));
     const purged = await this.drain('purge', (trx, limit) => this.purgeBatch(trx, limit));
     return { tombstoned, purged };
@@ -116,11 +113,11 @@ export class Reaper {
       const limit = this.batchSize;
       let done: number | null;
       try {
-        done = await this.db.transaction().execute(async (trx) => {
+        done = await this.database.db.transaction().execute(async (trx) => {
           await sql`SELECT set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true),
                            set_config('lock_timeout', ${String(LOCK_TIMEOUT_MS)}, true)`.execute(trx);
           const { rows } = await sql<{ locked: boolean }>`
-            SELECT pg_try_advisory_xact_lock(hashtextextended(${`mcp-task-store ${phase} ${this.schema}`}, 0)) AS locked`.execute(trx);
+            SELECT pg_try_advisory_xact_lock(hashtextextended(${`mcp-task-store ${phase} ${this.database.schema}`}, 0)) AS locked`.execute(trx);
           return rows[0]!.locked ? batch(trx, limit) : null;
         });
       } catch (error) {
@@ -138,19 +135,20 @@ export class Reaper {
 
   /** Deleting the live row fires the NOTIFY that tells the token's holder to raise it. */
   private async tombstoneBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+    const { tasks, tombstones } = this.database.tables;
     const { rows } = await sql<{ count: number }>`
       WITH expired AS (
-        SELECT task_id FROM ${this.table('tasks')}
+        SELECT task_id FROM ${tasks}
          WHERE expires_at <= now()
          ORDER BY expires_at
          LIMIT ${limit}
            FOR UPDATE SKIP LOCKED
       ), moved AS (
-        DELETE FROM ${this.table('tasks')} AS t USING expired
+        DELETE FROM ${tasks} AS t USING expired
          WHERE t.task_id = expired.task_id
         RETURNING t.task_id, t.owner, t.expires_at
       ), buried AS (
-        INSERT INTO ${this.table('tombstones')} (task_id, owner, expired_at)
+        INSERT INTO ${tombstones} (task_id, owner, expired_at)
         SELECT task_id, owner, expires_at FROM moved
         RETURNING 1
       )
@@ -159,27 +157,24 @@ export class Reaper {
   }
 
   private async purgeBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+    const { tombstones, task_history } = this.database.tables;
     const { rows } = await sql<{ count: number }>`
       WITH old AS (
-        SELECT task_id FROM ${this.table('tombstones')}
+        SELECT task_id FROM ${tombstones}
          WHERE expired_at <= now() - ${this.retentionMs}::float8 * interval '1 millisecond'
          ORDER BY expired_at
          LIMIT ${limit}
            FOR UPDATE SKIP LOCKED
       ), purged AS (
-        DELETE FROM ${this.table('tombstones')} AS t USING old WHERE t.task_id = old.task_id RETURNING t.task_id
+        DELETE FROM ${tombstones} AS t USING old WHERE t.task_id = old.task_id RETURNING t.task_id
       ), history AS (
-        DELETE FROM ${this.table('task_history')} WHERE task_id IN (SELECT task_id FROM purged)
+        DELETE FROM ${task_history} WHERE task_id IN (SELECT task_id FROM purged)
       )
       SELECT count(*)::int AS count FROM purged`.execute(trx);
     return rows[0]!.count;
   }
 
-  private table(name: keyof TaskDatabase) {
-    return sql.table(`${this.schema}.${name}`);
-  }
-
-  private report(outcome: ReaperPass | Error): void {
+  private report(outcome: ReapResult | Error): void {
     for (const callback of this.passListeners) callback(outcome);
   }
 }

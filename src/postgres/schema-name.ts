@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { TaskStoreError } from '../contract/errors.js';
+import { z } from 'zod';
+import { parse } from '../contract/validation.js';
 
 export const DEFAULT_SCHEMA = 'mcp_tasks';
 
@@ -8,17 +9,24 @@ const MAX_IDENTIFIER_BYTES = 63;
 const IDENTIFIER = /^[a-z_][a-z0-9_$]*$/;
 
 /**
- * Checks that `schema` is a plain lowercase identifier that PostgreSQL keeps as written. Anything
- * else is refused, so a schema name is never a way to inject SQL and never silently truncated.
+ * A plain lowercase identifier that PostgreSQL keeps as written, so a schema name is never a way
+ * to inject SQL and never silently truncated; and not one of PostgreSQL's own schemas (`pg_*`,
+ * `information_schema`), which a store must never write to.
  */
+export const schemaNameSchema = z
+  .string()
+  .refine(
+    (schema) => IDENTIFIER.test(schema) && Buffer.byteLength(schema) <= MAX_IDENTIFIER_BYTES,
+    `must be a lowercase SQL identifier of at most ${MAX_IDENTIFIER_BYTES} bytes (letters, digits, _ and $, not starting with a digit)`,
+  )
+  .refine(
+    (schema) => !schema.startsWith('pg_') && schema !== 'information_schema',
+    'names starting with pg_, and information_schema, are PostgreSQL’s own schemas',
+  );
+
+/** The schema name, or `invalid_input`; the default when none is given. */
 export function validateSchemaName(schema: unknown = DEFAULT_SCHEMA): string {
-  if (typeof schema !== 'string' || !IDENTIFIER.test(schema) || Buffer.byteLength(schema) > MAX_IDENTIFIER_BYTES) {
-    throw new TaskStoreError(
-      'invalid_input',
-      `invalid schema: must be a lowercase SQL identifier of at most ${MAX_IDENTIFIER_BYTES} bytes (letters, digits, _ and $, not starting with a digit)`,
-    );
-  }
-  return schema;
+  return parse(schemaNameSchema, schema, 'schema');
 }
 
 /**

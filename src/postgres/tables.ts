@@ -1,5 +1,8 @@
-/** The tables of migrations/, as Kysely sees them. Keep in step with the SQL files. */
-import type { ColumnType, Generated } from 'kysely';
+/**
+ * The tables of migrations/, as Kysely sees them (keep in step with the SQL files), and their
+ * schema-qualified names for raw SQL, built here and nowhere else.
+ */
+import { sql, type ColumnType, type Generated, type Kysely } from 'kysely';
 import type { TaskStatus } from '../contract/types.js';
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -29,7 +32,7 @@ export interface TasksTable {
 
 export type InputRequestState = 'outstanding' | 'answered' | 'superseded';
 
-export interface InputRequestsTable {
+interface InputRequestsTable {
   task_id: string;
   request_key: string;
   request: Jsonb<Record<string, unknown>>;
@@ -39,14 +42,14 @@ export interface InputRequestsTable {
   settled_at: Timestamp | null;
 }
 
-export interface TombstonesTable {
+interface TombstonesTable {
   task_id: string;
   owner: string | null;
   expired_at: Timestamp;
   tombstoned_at: Generated<Date>;
 }
 
-export interface TaskHistoryTable {
+interface TaskHistoryTable {
   id: Generated<string>;
   task_id: string;
   at: Timestamp;
@@ -60,4 +63,25 @@ export interface TaskDatabase {
   input_requests: InputRequestsTable;
   tombstones: TombstonesTable;
   task_history: TaskHistoryTable;
+}
+
+/** The database a store works on: Kysely bound to the schema, and the schema's tables for raw SQL. */
+export interface StoreDatabase {
+  readonly db: Kysely<TaskDatabase>;
+  readonly schema: string;
+  readonly tables: Record<keyof TaskDatabase, ReturnType<typeof sql.table>>;
+}
+
+export function storeDatabase(db: Kysely<TaskDatabase>, schema: string): StoreDatabase {
+  const table = (name: keyof TaskDatabase) => sql.table(`${schema}.${name}`);
+  return {
+    db: db.withSchema(schema),
+    schema,
+    tables: {
+      tasks: table('tasks'),
+      input_requests: table('input_requests'),
+      tombstones: table('tombstones'),
+      task_history: table('task_history'),
+    },
+  };
 }

@@ -9,21 +9,28 @@
  * {@link TRANSITION_COLUMNS}; {@link recordingTransition} wraps it.
  */
 import { sql, type Expression, type RawBuilder } from 'kysely';
+import type { StoreDatabase } from './tables.js';
 
 export const TRANSITION_COLUMNS = sql`task_id, last_updated_at, previous_status, status, status_message`;
 
 /** `change` modifies tasks and returns {@link TRANSITION_COLUMNS}; `result` is selected from its rows. */
 export function recordingTransition<R>(
-  schema: string,
+  { tables }: StoreDatabase,
   change: Expression<unknown> | RawBuilder<unknown>,
   result: RawBuilder<unknown>,
 ): RawBuilder<R> {
   return sql<R>`
     WITH changed AS (${change}),
          history AS (
-           INSERT INTO ${sql.table(`${schema}.task_history`)} (task_id, at, from_status, to_status, message)
+           INSERT INTO ${tables.task_history} (task_id, at, from_status, to_status, message)
            SELECT task_id, last_updated_at, previous_status, status, status_message FROM changed
             WHERE previous_status IS DISTINCT FROM status
          )
     SELECT ${result} FROM changed`;
 }
+
+/** How many rows a guarded transition changed: 0 when the task was unknown, expired or terminal. */
+export interface Changed {
+  changed: number;
+}
+export const COUNT_CHANGED = sql`count(*)::int AS changed`;

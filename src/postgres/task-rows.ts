@@ -1,6 +1,6 @@
 /** Reading task rows: the columns a TaskObject needs and the SQL that decides expiry. */
 import { sql, type Selectable } from 'kysely';
-import type { TaskObject, TaskSnapshot, CallToolResult, JsonRpcError } from '../contract/types.js';
+import type { CallToolResult, JsonRpcError, TaskObject, TaskSnapshot, TaskStatus } from '../contract/types.js';
 import type { TasksTable } from './tables.js';
 
 /** A task is live until its deadline, on the database clock, whether or not the reaper has run. */
@@ -49,4 +49,13 @@ export function toSnapshot(row: SnapshotRow): TaskSnapshot {
     result: (row.result as CallToolResult | null) ?? null,
     error: (row.error as JsonRpcError | null) ?? null,
   };
+}
+
+/** What the watcher reads about a task it watches: a live row, or (status null) a tombstone. */
+export interface TaskState {
+  task_id: string;
+  status: TaskStatus | null;
+  expired: boolean;
+  cancel_requested: boolean;
+  ms_until_expiry: number | null;
 }

@@ -1,13 +1,25 @@
 /**
- * The statements every task runs through (create, progress, settle, read), compiled once per
- * store for its schema. Each is a single statement: one round trip, and the expiry check happens
- * inside it on the database clock.
+ * The statements on task rows: every read and single-statement transition of the store and its
+ * watcher, compiled once per store for its schema and run as named prepared statements. Each is
+ * one round trip, with the expiry check inside it on the database clock.
+ *
+ * The input-request protocol has its statements in input-requests.ts, the retention limits theirs
+ * in retention.ts, and the reaper its own in reaper.ts.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { ListFilter } from '../contract/validation.js';
 import { compileQuery } from './compiled-query.js';
-import type { TaskDatabase } from './tables.js';
-import { recordingTransition, TRANSITION_COLUMNS } from './task-history.js';
-import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, type SnapshotRow, type TaskObjectRow } from './task-rows.js';
+import type { StoreDatabase } from './tables.js';
+import { COUNT_CHANGED, recordingTransition, TRANSITION_COLUMNS, type Changed } from './task-history.js';
+import {
+  isLive,
+  isOpen,
+  msUntilExpiry,
+  TASK_OBJECT_COLUMNS,
+  type SnapshotRow,
+  type TaskObjectRow,
+  type TaskState,
+} from './task-rows.js';
 
 export interface NewTask {
   taskId: string;
@@ -19,21 +31,20 @@ export interface NewTask {
   pollIntervalMs: number | null;
 }
 
-/** How many rows a guarded transition changed: 0 when the task was unknown, expired or terminal. */
-export interface Changed {
-  changed: number;
-}
-export const COUNT_CHANGED = sql`count(*)::int AS changed`;
+type ById = { taskId: string };
+type ByIds = { taskIds: string[] };
+type TimeLeft = { ms_until_expiry: number | null };
 
-export function taskStatements(db: Kysely<TaskDatabase>, schema: string) {
-  const tasks = sql.table(`${schema}.tasks`);
+export function taskStatements(database: StoreDatabase) {
+  const { db, tables } = database;
+  const snapshotColumns = [...TASK_OBJECT_COLUMNS, 'result', 'error'] as const;
   return {
     /** createdAt is kept to the millisecond, as the wire format shows it. */
-    insert: compileQuery<NewTask, { ms_until_expiry: number | null }>(db, (param) =>
+    insert: compileQuery<NewTask, TimeLeft>(db, (param) =>
       recordingTransition(
-        schema,
+        database,
         sql`
-          INSERT INTO ${tasks}
+          INSERT INTO ${tables.tasks}
             (task_id, owner, tool_name, arguments, status, status_message,
              created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms)
           SELECT ${param('taskId')}, ${param('owner')}, ${param('toolName')}, ${param('argumentsJson')}::jsonb,
@@ -45,24 +56,34 @@ export function taskStatements(db: Kysely<TaskDatabase>, schema: string) {
       ),
     ),
 
-    taskObject: compileQuery<{ taskId: string }, TaskObjectRow>(db, (param) =>
+    owner: compileQuery<ById, { owner: string | null }>(db, (param) =>
+      db.selectFrom('tasks').select('owner').where('task_id', '=', param('taskId')).where(isLive),
+    ),
+
+    /**
+     * One statement, so one snapshot: a task the reaper moves to the tombstones meanwhile is seen
+     * either as a live row or as a tombstone, never as neither.
+     */
+    presence: compileQuery<ById, { live: boolean; owner: string | null }>(db, (param) => sql`
+      SELECT ${isLive} AS live, owner FROM ${tables.tasks} WHERE task_id = ${param('taskId')}
+      UNION ALL
+      SELECT false, owner FROM ${tables.tombstones} WHERE task_id = ${param('taskId')}
+      LIMIT 1`),
+
+    taskObject: compileQuery<ById, TaskObjectRow>(db, (param) =>
       db.selectFrom('tasks').select(TASK_OBJECT_COLUMNS).where('task_id', '=', param('taskId')).where(isLive),
     ),
 
-    snapshot: compileQuery<{ taskId: string }, SnapshotRow>(db, (param) =>
-      db
-        .selectFrom('tasks')
-        .select([...TASK_OBJECT_COLUMNS, 'result', 'error'])
-        .where('task_id', '=', param('taskId'))
-        .where(isLive),
+    snapshot: compileQuery<ById, SnapshotRow>(db, (param) =>
+      db.selectFrom('tasks').select(snapshotColumns).where('task_id', '=', param('taskId')).where(isLive),
     ),
 
     /** A null message keeps the current one. */
     setStatus: compileQuery<{ taskId: string; status: string; message: string | null }, Changed>(db, (param) =>
       recordingTransition(
-        schema,
+        database,
         sql`
-          UPDATE ${tasks}
+          UPDATE ${tables.tasks}
              SET previous_status = status, status = ${param('status')}::text,
                  status_message = coalesce(${param('message')}::text, status_message), last_updated_at = now()
            WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
@@ -77,9 +98,9 @@ export function taskStatements(db: Kysely<TaskDatabase>, schema: string) {
       Changed
     >(db, (param) =>
       recordingTransition(
-        schema,
+        database,
         sql`
-          UPDATE ${tasks}
+          UPDATE ${tables.tasks}
              SET previous_status = status, status = ${param('status')}::text, status_message = ${param('message')},
                  result = ${param('result')}::jsonb, error = ${param('error')}::jsonb, last_updated_at = now()
            WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
@@ -87,7 +108,109 @@ export function taskStatements(db: Kysely<TaskDatabase>, schema: string) {
         COUNT_CHANGED,
       ),
     ),
+
+    /** Records the cancel request on any live task; only an open one becomes `cancelled`. */
+    cancel: compileQuery<{ taskId: string; message: string }, TaskObjectRow>(db, (param) =>
+      recordingTransition(
+        database,
+        sql`
+          UPDATE ${tables.tasks}
+             SET previous_status = status,
+                 status = CASE WHEN ${isOpen} THEN 'cancelled' ELSE status END,
+                 status_message = CASE WHEN ${isOpen} THEN ${param('message')}::text ELSE status_message END,
+                 last_updated_at = CASE WHEN ${isOpen} THEN now() ELSE last_updated_at END,
+                 -- clock_timestamp() differs on every call, so each cancel is a change (and a NOTIFY).
+                 cancel_requested_at = clock_timestamp()
+           WHERE task_id = ${param('taskId')} AND ${isLive}
+          RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta`,
+        sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column))),
+      ),
+    ),
+
+    /** The deadline moves, measured from creation; one in the past expires the task at once. */
+    setTtl: compileQuery<{ taskId: string; ttlMs: number }, TimeLeft>(db, (param) =>
+      db
+        .updateTable('tasks')
+        .set({
+          ttl_ms: param('ttlMs'),
+          expires_at: sql<Date>`created_at + ${param('ttlMs')}::float8 * interval '1 millisecond'`,
+          last_updated_at: sql<Date>`now()`,
+        })
+        .where('task_id', '=', param('taskId'))
+        .where(isLive)
+        .returning(msUntilExpiry),
+    ),
+
+    setMeta: compileQuery<{ taskId: string; metaJson: string }, never>(db, (param) =>
+      db.updateTable('tasks').set({ meta: param('metaJson') }).where('task_id', '=', param('taskId')).where(isLive),
+    ),
+
+    /** A live task or a tombstone, with the task's history. */
+    discard: compileQuery<ById, { removed: number }>(db, (param) => sql`
+      WITH live AS (DELETE FROM ${tables.tasks} WHERE task_id = ${param('taskId')} RETURNING 1),
+           dead AS (DELETE FROM ${tables.tombstones} WHERE task_id = ${param('taskId')} RETURNING 1),
+           history AS (DELETE FROM ${tables.task_history} WHERE task_id = ${param('taskId')})
+      SELECT (SELECT count(*) FROM live)::int + (SELECT count(*) FROM dead)::int AS removed`),
+
+    resumeContext: compileQuery<
+      ById,
+      TimeLeft & {
+        tool_name: string;
+        arguments: unknown;
+        cancel_requested: boolean;
+        answers: [string, Record<string, unknown>][] | null;
+      }
+    >(db, (param) => sql`
+      SELECT t.tool_name, t.arguments, t.cancel_requested_at IS NOT NULL AS cancel_requested, ${msUntilExpiry},
+             (SELECT jsonb_agg(jsonb_build_array(r.request_key, r.response))
+                FROM ${tables.input_requests} AS r
+               WHERE r.task_id = t.task_id AND r.state = 'answered') AS answers
+        FROM ${tables.tasks} AS t
+       WHERE t.task_id = ${param('taskId')} AND ${isLive}`),
+
+    /** Asks the settling transaction to NOTIFY: only tasks a waiter flagged are announced. */
+    markAwaited: compileQuery<ById, never>(db, (param) =>
+      db
+        .updateTable('tasks')
+        .set({ awaited: true })
+        .where('task_id', '=', param('taskId'))
+        .where('awaited', '=', false)
+        .where(isOpen),
+    ),
+
+    /** Live rows and tombstones of the given tasks, read in one statement (one snapshot). */
+    states: compileQuery<ByIds, TaskState>(db, (param) => sql`
+      SELECT task_id, status, NOT ${isLive} AS expired, cancel_requested_at IS NOT NULL AS cancel_requested, ${msUntilExpiry}
+        FROM ${tables.tasks} WHERE task_id = ANY(${param('taskIds')}::text[])
+      UNION ALL
+      SELECT task_id, NULL, true, false, NULL
+        FROM ${tables.tombstones} WHERE task_id = ANY(${param('taskIds')}::text[])`),
+
+    terminalSnapshots: compileQuery<ByIds, SnapshotRow>(db, (param) =>
+      db
+        .selectFrom('tasks')
+        .select(snapshotColumns)
+        .where('task_id', '=', sql<string>`ANY(${param('taskIds')}::text[])`)
+        .where(sql<boolean>`NOT ${isOpen}`)
+        .where(isLive),
+    ),
   };
 }
 
 export type TaskStatements = ReturnType<typeof taskStatements>;
+
+/**
+ * One page of live tasks in listing order, with one row more than the limit to tell whether
+ * another page follows. Built per call: the filters change the statement's shape.
+ */
+export function listPage({ db }: StoreDatabase, { status, owner, after, limit }: ListFilter) {
+  let query = db.selectFrom('tasks').select(TASK_OBJECT_COLUMNS).where(isLive);
+  if (status !== undefined) query = query.where('status', '=', status);
+  if (owner !== undefined) query = owner === null ? query.where('owner', 'is', null) : query.where('owner', '=', owner);
+  if (after) {
+    query = query.where(
+      sql<boolean>`(created_at, task_id) > (to_timestamp(${after.createdAtMs}::float8 / 1000), ${after.taskId})`,
+    );
+  }
+  return query.orderBy('created_at').orderBy('task_id').limit(limit + 1).execute();
+}

@@ -8,55 +8,41 @@
  * and each wake re-reads the rows, because the row is the truth and a notification only a hint.
  * Re-reads are batched: one query serves every task that woke in the same tick.
  */
-import { sql, type Kysely } from 'kysely';
 import { CancellationSource, type CancellationToken } from '../contract/cancellation.js';
-import { TaskStoreError } from '../contract/errors.js';
-import { isTerminal, type TaskSnapshot, type TaskStatus } from '../contract/types.js';
+import { closedWhileWaiting } from '../contract/errors.js';
+import { scheduleDeadline, type CancelDeadline } from '../contract/timers.js';
+import { isTerminal, type TaskSnapshot } from '../contract/types.js';
 import type { NotificationListener } from './listener.js';
-import type { TaskDatabase } from './tables.js';
-import { isLive, isOpen, msUntilExpiry, TASK_OBJECT_COLUMNS, toSnapshot } from './task-rows.js';
+import { parseTaskEvent, type TaskEvent } from './task-events.js';
+import { toSnapshot, type TaskState } from './task-rows.js';
+import type { TaskStatements } from './task-statements.js';
 
 /** How often waiters and tokens are re-read while notifications cannot be relied on. */
-export const BACKSTOP_POLL_MS = 1000;
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+const BACKSTOP_POLL_MS = 1000;
 
 interface Waiter {
   resolve(snapshot: TaskSnapshot | null): void;
   reject(error: unknown): void;
 }
 
-interface TaskState {
-  task_id: string;
-  status: TaskStatus | null;
-  expired: boolean;
-  cancel_requested: boolean;
-  ms_until_expiry: number | null;
-}
-
 export class TaskWatcher {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly tokens = new Map<string, CancellationSource>();
-  private readonly deadlines = new Map<string, NodeJS.Timeout>();
+  private readonly deadlines = new Map<string, CancelDeadline>();
   private readonly due = new Set<string>();
   private recheckScheduled = false;
   private pollTimer: NodeJS.Timeout | null = null;
   private rereadFailing = false;
   private closed = false;
-  private readonly db: Kysely<TaskDatabase>;
-  private readonly schema: string;
-  private readonly listener: NotificationListener | null;
 
-  constructor(options: {
-    db: Kysely<TaskDatabase>;
-    schema: string;
-    listener: NotificationListener | null;
-  }) {
-    this.db = options.db;
-    this.schema = options.schema;
-    this.listener = options.listener;
+  constructor(
+    private readonly statements: Pick<TaskStatements, 'markAwaited' | 'states' | 'terminalSnapshots'>,
+    private readonly db: Parameters<TaskStatements['states']['execute']>[0],
+    private readonly listener: NotificationListener | null,
+  ) {
     this.listener?.onNotification((payload) => {
-      const taskId = payload.slice(payload.indexOf(':') + 1);
-      if (this.isWatching(taskId)) this.recheck(taskId);
+      const event = parseTaskEvent(payload);
+      if (event) this.announced(event);
     });
     // Whatever was announced while the listener was away is found by reading every watched row.
     this.listener?.onStateChange(({ state }) => {
@@ -103,6 +89,15 @@ export class TaskWatcher {
     else this.clearDeadline(taskId);
   }
 
+  /**
+   * Another instance (or this one, or plain SQL) changed a task. A cancel needs no re-read for the
+   * token: the NOTIFY is sent only once the cancel has committed.
+   */
+  private announced({ kind, taskId }: TaskEvent): void {
+    if (kind === 'cancelled') this.raiseToken(taskId, 'cancelled');
+    if (this.isWatching(taskId)) this.recheck(taskId);
+  }
+
   async waitForCompletion(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot | null> {
     let waiter!: Waiter;
     const settled = new Promise<TaskSnapshot | null>((resolve, reject) => (waiter = { resolve, reject }));
@@ -110,19 +105,8 @@ export class TaskWatcher {
     signal?.addEventListener('abort', onAbort, { once: true });
     // Register in memory before reading, so a wake between the read and the wait is not lost.
     this.addWaiter(taskId, waiter);
-    try {
-      // Ask the settling transaction to NOTIFY: only awaited tasks are announced.
-      await this.db
-        .updateTable('tasks')
-        .set({ awaited: true })
-        .where('task_id', '=', taskId)
-        .where('awaited', '=', false)
-        .where(isOpen)
-        .execute();
-      this.recheck(taskId);
-    } catch (error) {
-      this.removeWaiter(taskId, waiter, error);
-    }
+    // Not awaited here: an abort (or close) must end the wait even while this statement waits.
+    void this.markAwaited(taskId, waiter);
     try {
       return await settled;
     } finally {
@@ -130,12 +114,22 @@ export class TaskWatcher {
     }
   }
 
+  /** Asks the settling transaction to NOTIFY (only awaited tasks are announced), then reads the row. */
+  private async markAwaited(taskId: string, waiter: Waiter): Promise<void> {
+    try {
+      await this.statements.markAwaited.execute(this.db, { taskId });
+      this.recheck(taskId);
+    } catch (error) {
+      this.removeWaiter(taskId, waiter, error);
+    }
+  }
+
   /** Pending waits reject; tokens are left as they are; every timer is cleared. */
   close(): void {
     this.closed = true;
-    const error = new TaskStoreError('backend', 'the task store was closed while waiting for the task');
+    const error = closedWhileWaiting();
     for (const [taskId, waiters] of this.waiters) for (const waiter of waiters) this.removeWaiter(taskId, waiter, error);
-    for (const timer of this.deadlines.values()) clearTimeout(timer);
+    for (const cancel of this.deadlines.values()) cancel();
     this.deadlines.clear();
     this.tokens.clear();
     this.updatePolling();
@@ -185,13 +179,12 @@ export class TaskWatcher {
     this.clearDeadline(taskId);
     if (msUntilExpiry === null) return;
     // The delay comes from the database clock; when it fires, the database decides again.
-    const delay = Math.min(Math.max(Math.ceil(msUntilExpiry), 1), MAX_TIMER_DELAY_MS);
-    this.deadlines.set(taskId, setTimeout(() => this.recheck(taskId), delay).unref());
+    const deadline = Date.now() + Math.max(Math.ceil(msUntilExpiry), 1);
+    this.deadlines.set(taskId, scheduleDeadline(deadline, () => this.recheck(taskId)));
   }
 
   private clearDeadline(taskId: string): void {
-    const timer = this.deadlines.get(taskId);
-    if (timer) clearTimeout(timer);
+    this.deadlines.get(taskId)?.();
     this.deadlines.delete(taskId);
   }
 
@@ -249,26 +242,14 @@ export class TaskWatcher {
     this.updatePolling();
   }
 
-  /** Live rows and tombstones of the given tasks, read in one statement (one snapshot). */
   private async readStates(taskIds: string[]): Promise<Map<string, TaskState>> {
-    const { rows } = await sql<TaskState>`
-      SELECT task_id, status, NOT ${isLive} AS expired, cancel_requested_at IS NOT NULL AS cancel_requested, ${msUntilExpiry}
-        FROM ${sql.table(`${this.schema}.tasks`)} WHERE task_id = ANY(${taskIds}::text[])
-      UNION ALL
-      SELECT task_id, NULL, true, false, NULL
-        FROM ${sql.table(`${this.schema}.tombstones`)} WHERE task_id = ANY(${taskIds}::text[])`.execute(this.db);
+    const { rows } = await this.statements.states.execute(this.db, { taskIds });
     return new Map(rows.map((row) => [row.task_id, row]));
   }
 
   private async readTerminalSnapshots(taskIds: string[]): Promise<Map<string, TaskSnapshot>> {
     if (taskIds.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('tasks')
-      .select([...TASK_OBJECT_COLUMNS, 'result', 'error'])
-      .where('task_id', '=', sql<string>`ANY(${taskIds}::text[])`)
-      .where(sql<boolean>`NOT ${isOpen}`)
-      .where(isLive)
-      .execute();
+    const { rows } = await this.statements.terminalSnapshots.execute(this.db, { taskIds });
     return new Map(rows.map((row) => [row.task_id, toSnapshot(row)]));
   }
 

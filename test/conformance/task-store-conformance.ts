@@ -16,6 +16,7 @@
  */
 import { describe } from 'vitest';
 import { cancellationConformance } from './cancellation.js';
+import { closingConformance } from './closing.js';
 import { concurrencyConformance } from './concurrency.js';
 import { expiryConformance } from './expiry.js';
 import type { ConformanceTarget } from './harness.js';
@@ -37,6 +38,7 @@ export function runTaskStoreConformance(target: ConformanceTarget): void {
     inputRequestConformance(target);
     cancellationConformance(target);
     waitingConformance(target);
+    closingConformance(target);
     listingConformance(target);
     retentionConformance(target);
     validationConformance(target);

@@ -5,10 +5,11 @@
  * while a task's TTL may run for years. A long deadline is therefore reached in steps, each at most
  * the maximum delay, re-checking the wall clock every time.
  *
- * Every timer is unref'd: a pending expiry must never keep a process alive on its own.
+ * Every timer is unref'd: a pending expiry must never keep a process alive on its own. Both
+ * stores arm their TTL deadlines with these.
  */
 
-export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /** Cancels a scheduled deadline. Calling it more than once, or after it fired, is harmless. */
 export type CancelDeadline = () => void;

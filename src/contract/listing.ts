@@ -5,7 +5,7 @@
  *
  * Callers treat the string as opaque. It is base64url so it travels in URLs and JSON untouched.
  */
-import { TaskStoreError } from './errors.js';
+import { invalidInput } from './errors.js';
 
 export interface ListPosition {
   createdAtMs: number;
@@ -26,7 +26,7 @@ export function decodeCursor(cursor: string): ListPosition {
   // Node's base64url decoder skips characters it does not know, so only a round trip proves the
   // cursor is one this store wrote.
   if (!position || encodeCursor(position) !== cursor) {
-    throw new TaskStoreError('invalid_input', 'invalid options.cursor: not a cursor this store issued');
+    throw invalidInput('options.cursor', 'not a cursor this store issued');
   }
   return position;
 }

@@ -1,0 +1,95 @@
+/**
+ * The memory store's retention limits: their defaults, and the checks that enforce them against
+ * its table.
+ *
+ * Defaults are deliberately finite (tower-mcp's `TaskRetentionLimits::default`): an in-process map
+ * is bounded only by what the store refuses, so an unbounded default would let any client exhaust
+ * the process's memory.
+ */
+import {
+  checkPayload,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  oversizedOutcome,
+  ownerQuotaExceeded,
+  payloadBytes,
+  retainedBytesExceeded,
+  taskCountExceeded,
+} from '../contract/retention.js';
+import type { RetentionLimits, TaskOwner } from '../contract/types.js';
+import { sumBytes, type LiveTask, type Sized } from './task-record.js';
+import type { TaskTable } from './task-table.js';
+
+/** Live tasks plus tombstones. */
+export const DEFAULT_MAX_TASKS = 1024;
+/** 64 MiB of payloads across every task. */
+export const DEFAULT_MAX_RETAINED_BYTES = 64 * 1024 * 1024;
+
+export class Retention {
+  readonly maxTasks: number;
+  readonly maxPayloadBytes: number;
+  readonly maxRetainedBytes: number;
+  /** null: no per-owner quota. */
+  readonly maxTasksPerOwner: number | null;
+
+  constructor(
+    private readonly table: TaskTable,
+    limits: RetentionLimits | undefined,
+  ) {
+    this.maxTasks = limits?.maxTasks ?? DEFAULT_MAX_TASKS;
+    this.maxPayloadBytes = limits?.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.maxRetainedBytes = limits?.maxRetainedBytes ?? DEFAULT_MAX_RETAINED_BYTES;
+    this.maxTasksPerOwner = limits?.maxTasksPerOwner ?? null;
+  }
+
+  /**
+   * Throws `retention_limit_exceeded` unless a new task with these arguments may be stored, in the
+   * reference's order: the task count, the owner's quota, then the retained bytes. Before refusing
+   * for count or bytes, expired tasks are reclaimed: memory held by tasks nobody can see any more
+   * should never be the reason a new task is refused.
+   */
+  admit(owner: TaskOwner, argumentsBytes: number): void {
+    if (this.table.size >= this.maxTasks) {
+      this.table.purgeExpired();
+      if (this.table.size >= this.maxTasks) throw taskCountExceeded(this.maxTasks);
+    }
+    if (this.maxTasksPerOwner !== null && this.table.countOwnedBy(owner) >= this.maxTasksPerOwner) {
+      throw ownerQuotaExceeded(this.maxTasksPerOwner);
+    }
+    this.reserve(argumentsBytes);
+  }
+
+  /** The value with its size, or `retention_limit_exceeded` when it is over `maxPayloadBytes`. */
+  payload<T>(what: string, value: T): Sized<T> {
+    return { value, bytes: checkPayload(what, JSON.stringify(value), this.maxPayloadBytes) };
+  }
+
+  /** Throws `retention_limit_exceeded` unless `delta` more bytes fit under `maxRetainedBytes`. */
+  reserve(delta: number): void {
+    if (!this.fits(delta)) throw retainedBytesExceeded(this.table.retainedBytes + delta, this.maxRetainedBytes);
+  }
+
+  /**
+   * A result or error with its size, if it fits both byte limits (and, for a failure, its status
+   * message fits too). When it does not, the task is ended with the fixed failure (its waiters wake
+   * to it) and the limit error is thrown.
+   */
+  outcome<T>(task: LiveTask, what: 'result' | 'error', value: T, statusMessage: string): Sized<T> {
+    const json = JSON.stringify(value);
+    const bytes = payloadBytes(json);
+    // Finishing drops the outstanding requests, so only the difference has to fit.
+    const delta = bytes - sumBytes(task.outstanding);
+    const refusal =
+      oversizedOutcome(what === 'result' ? { what, json } : { what, json, statusMessage }, this.maxPayloadBytes) ??
+      (this.fits(delta) ? null : retainedBytesExceeded(this.table.retainedBytes + delta, this.maxRetainedBytes));
+    if (refusal === null) return { value, bytes };
+    this.table.failForRetention(task);
+    throw refusal;
+  }
+
+  /** Whether `delta` more bytes fit, reclaiming expired payloads if needed. */
+  private fits(delta: number): boolean {
+    if (delta <= 0 || this.table.retainedBytes + delta <= this.maxRetainedBytes) return true;
+    this.table.reclaimExpiredPayloads();
+    return this.table.retainedBytes + delta <= this.maxRetainedBytes;
+  }
+}

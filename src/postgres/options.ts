@@ -1,0 +1,101 @@
+/**
+ * PostgresTaskStore's options: what each means and its default, and their validation. The groups
+ * both stores take (`defaultTtlMs`, `limits`) are the contract's schemas; the rest are this
+ * store's. Like every other argument, a bad option throws `invalid_input` at construction.
+ */
+import type pg from 'pg';
+import { z } from 'zod';
+import { commonStoreOptions, parseOptions } from '../contract/options.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../contract/retention.js';
+import type { RetentionLimits } from '../contract/types.js';
+import { DEFAULT_TTL_MS } from '../contract/validation.js';
+import { reaperOptionsSchema, type ReaperOptions } from './reaper.js';
+import { DEFAULT_SCHEMA, schemaNameSchema } from './schema-name.js';
+
+export interface PostgresTaskStoreOptions {
+  /** A pool the caller owns; `close()` leaves it open. */
+  pool?: pg.Pool;
+  /** Or: the store creates and owns its pool (10 connections). */
+  connectionString?: string;
+  /** Default 'mcp_tasks'. Must already be migrated (see `migrate`). */
+  schema?: string;
+  /** Default 300000. */
+  defaultTtlMs?: number;
+  /**
+   * `maxPayloadBytes` (default 4 MiB) and `maxTasksPerOwner` (default none). `maxTasks` and
+   * `maxRetainedBytes` bound a process's memory and are refused here.
+   */
+  limits?: RetentionLimits;
+  /**
+   * LISTEN/NOTIFY. `false` = poll-only (e.g. behind PgBouncer in transaction mode);
+   * `connectionString` = a direct connection for the listener alone. Default: listen on a
+   * connection made with the pool's settings.
+   */
+  listen?: false | { connectionString?: string };
+  /**
+   * The automatic reaper. `false` = never reap automatically (`reapExpired()` still works).
+   * Defaults: every 30 s, tombstones kept 5 min, batches of 1000 rows.
+   */
+  reaper?: false | ReaperOptions;
+  /**
+   * Run statements as named prepared statements, parsed and planned once per connection.
+   * Default true; set false behind PgBouncer older than 1.21 in transaction mode.
+   */
+  preparedStatements?: boolean;
+}
+
+/** Anything with a pool's methods: a caller's `pg` may be another copy than ours. */
+const poolSchema = z.custom<pg.Pool>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    ['connect', 'query', 'end', 'on'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
+  'must be a pg.Pool',
+);
+
+const optionsSchema = z
+  .strictObject({
+    pool: poolSchema.optional(),
+    connectionString: z.string().min(1).optional(),
+    schema: schemaNameSchema.optional(),
+    ...commonStoreOptions,
+    listen: z.union([z.literal(false), z.strictObject({ connectionString: z.string().min(1).optional() })]).optional(),
+    reaper: z.union([z.literal(false), reaperOptionsSchema]).optional(),
+    preparedStatements: z.boolean().optional(),
+  })
+  .refine((options) => options.pool !== undefined || options.connectionString !== undefined, {
+    message: 'give a pool or a connectionString',
+  })
+  .refine((options) => options.limits?.maxTasks === undefined && options.limits?.maxRetainedBytes === undefined, {
+    message:
+      'maxTasks and maxRetainedBytes bound a process’s memory and do not apply to PostgresTaskStore; use maxPayloadBytes and maxTasksPerOwner',
+    path: ['limits'],
+  });
+
+interface StoreSettings {
+  pool: pg.Pool | undefined;
+  connectionString: string | undefined;
+  schema: string;
+  defaultTtlMs: number;
+  maxPayloadBytes: number;
+  maxTasksPerOwner: number | null;
+  listen: false | { connectionString?: string };
+  reaper: false | ReaperOptions;
+  preparedStatements: boolean;
+}
+
+/** The options with every default filled in, or `invalid_input`. */
+export function storeSettings(options: PostgresTaskStoreOptions): StoreSettings {
+  const parsed = parseOptions(optionsSchema, options);
+  return {
+    pool: parsed.pool,
+    connectionString: parsed.connectionString,
+    schema: parsed.schema ?? DEFAULT_SCHEMA,
+    defaultTtlMs: parsed.defaultTtlMs ?? DEFAULT_TTL_MS,
+    maxPayloadBytes: parsed.limits?.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+    maxTasksPerOwner: parsed.limits?.maxTasksPerOwner ?? null,
+    listen: parsed.listen ?? {},
+    reaper: parsed.reaper ?? {},
+    preparedStatements: parsed.preparedStatements ?? true,
+  };
+}
