@@ -46,6 +46,7 @@ describe('an exhausted pool', () => {
     const { schema, store } = await storeOnPool(pool);
     const extra = await Promise.all(Array.from({ length: 200 }, () => store.createTask({ toolName: 'waited' })));
     const waits = extra.map(({ taskId }) => store.waitForCompletion(taskId));
+    waits.forEach((wait) => wait.catch(() => {})); // awaited below
 
     const ledger = new Ledger({ stores: [store] });
     let peak = 0;
@@ -69,7 +70,7 @@ describe('an exhausted pool', () => {
     expect(peak, 'connections of the pool in use at once').toBeLessThanOrEqual(2);
     // The listener is a connection of its own, never one of the pool's.
     expect((await connectionsByApplication(admin.pool))[LISTENER_APPLICATION_NAME]).toBe(1);
-  });
+  }, 120_000);
 
   it('while the caller holds every connection, calls fail with backend after the pool timeout and change nothing; then all is well', async () => {
     const pool = callerPool({ max: 2, connectionTimeoutMillis: 500 });
