@@ -16,7 +16,18 @@ import { eventually, stillPending, within } from './support/time.js';
 
 const database = useTestDatabase();
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-const EXPECTED_TABLES = ['input_requests', 'kysely_migration', 'kysely_migration_lock', 'task_history', 'tasks', 'tombstones'];
+const EXPECTED_TABLES = [
+  'input_requests',
+  'kysely_migration',
+  'kysely_migration_lock',
+  'task_history',
+  'task_messages',
+  'task_sessions',
+  'tasks',
+  'tombstones',
+];
+/** Every migration in migrations/, in order. */
+const ALL_MIGRATIONS = ['0001_tasks', '0002_sdk_sessions_and_messages'];
 
 const resources = useTestResources(database);
 const openStores = resources.stores;
@@ -117,7 +128,7 @@ describe('migrate', () => {
         [1, 2, 3].map(() => migrate({ connectionString: database.connectionString, schema })),
       );
       const applied = results.map((result) => result.applied).sort((a, b) => b.length - a.length);
-      expect(applied).toEqual([['0001_tasks'], [], []]);
+      expect(applied).toEqual([ALL_MIGRATIONS, [], []]);
       expect(await tablesOf(schema)).toEqual(EXPECTED_TABLES);
       expect(await migrate({ connectionString: database.connectionString, schema })).toEqual({ applied: [] });
       expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: [] });
@@ -126,7 +137,7 @@ describe('migrate', () => {
 
   test('a migrated schema holds exactly the expected tables and a working store', async () => {
     const schema = schemaName('fresh');
-    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ['0001_tasks'] });
+    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ALL_MIGRATIONS });
     expect(await tablesOf(schema)).toEqual(EXPECTED_TABLES);
     const store = openStore({ schema });
     const { taskId } = await store.createTask({ toolName: 'probe' });
@@ -134,7 +145,7 @@ describe('migrate', () => {
   });
 
   test('the schema defaults to mcp_tasks, for migrate and for the store', async () => {
-    expect(await migrate({ pool: resources.admin })).toEqual({ applied: ['0001_tasks'] });
+    expect(await migrate({ pool: resources.admin })).toEqual({ applied: ALL_MIGRATIONS });
     expect(await tablesOf('mcp_tasks')).toEqual(EXPECTED_TABLES);
     const store = openStore({});
     expect(store.schema).toBe('mcp_tasks');
@@ -147,7 +158,7 @@ describe('migrate', () => {
   test('a caller-owned pool stays open; a pool migrate() made itself is ended', async () => {
     const pool = createPool(database.connectionString, 2);
     try {
-      expect(await migrate({ pool, schema: schemaName('own_pool') })).toEqual({ applied: ['0001_tasks'] });
+      expect(await migrate({ pool, schema: schemaName('own_pool') })).toEqual({ applied: ALL_MIGRATIONS });
       expect(pool.ended).toBe(false);
       expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
     } finally {
@@ -158,7 +169,7 @@ describe('migrate', () => {
     const url = new URL(database.connectionString);
     url.searchParams.set('application_name', probe);
     expect(await migrate({ connectionString: url.toString(), schema: schemaName('url_pool') })).toEqual({
-      applied: ['0001_tasks'],
+      applied: ALL_MIGRATIONS,
     });
     await eventually('migrate() closing its own connections', async () => {
       const { rows } = await resources.admin.query<{ n: number }>(
@@ -172,7 +183,7 @@ describe('migrate', () => {
   test('a 63-byte schema name is accepted and gets a NOTIFY channel of its own', async () => {
     const schema = `long_${schemas++}_`.padEnd(63, 'x');
     expect(Buffer.byteLength(schema)).toBe(63);
-    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ['0001_tasks'] });
+    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ALL_MIGRATIONS });
     const store = openStore({ schema });
     const { taskId } = await store.createTask({ toolName: 'long' });
     const waiting = store.waitForCompletion(taskId);
@@ -337,12 +348,12 @@ describe('npx kysely migrate:latest', () => {
     const again = await migrateWithCli(viaCli);
     expect(again.stdout + again.stderr).not.toContain('0001_tasks');
 
-    expect(await migrate({ pool: resources.admin, schema: viaApi })).toEqual({ applied: ['0001_tasks'] });
+    expect(await migrate({ pool: resources.admin, schema: viaApi })).toEqual({ applied: ALL_MIGRATIONS });
     const cliAfterApi = await migrateWithCli(viaApi);
     expect(cliAfterApi.stdout + cliAfterApi.stderr).not.toContain('0001_tasks');
 
     const [cliSchema, apiSchema] = [await describeSchema(viaCli), await describeSchema(viaApi)];
-    expect(cliSchema.applied).toEqual([{ name: '0001_tasks' }]);
+    expect(cliSchema.applied).toEqual(ALL_MIGRATIONS.map((name) => ({ name })));
     expect(cliSchema.columns!.length).toBeGreaterThan(20);
     expect(cliSchema).toEqual(apiSchema);
 

@@ -31,6 +31,21 @@ interface NotificationListenerOptions {
 
 export const LISTENER_APPLICATION_NAME = 'mcp-task-store-listener';
 
+/**
+ * The listener a `listen` option asks for: none for `false`, else one on its own connection, made
+ * from `listen.connectionString` or with the pool's own settings.
+ */
+export function listenerFor(
+  listen: false | { connectionString?: string } | undefined,
+  pool: pg.Pool,
+  channel: string,
+): NotificationListener | null {
+  if (listen === false) return null;
+  const { max: _max, idleTimeoutMillis: _idle, ...poolSettings } = (pool as unknown as { options: pg.PoolConfig }).options;
+  const clientConfig = listen?.connectionString ? { connectionString: listen.connectionString } : poolSettings;
+  return new NotificationListener({ clientConfig, channel });
+}
+
 export class NotificationListener {
   private client: pg.Client | null = null;
   private state: ListenerState = 'connecting';

@@ -36,7 +36,7 @@ import { isIssuableTaskId, validate } from '../contract/validation.js';
 import { compareKeys } from '../contract/json.js';
 import { toBackendError } from './backend-error.js';
 import { InputRequestProtocol } from './input-requests.js';
-import { NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
+import { listenerFor, type NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
 import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
 import { createPool, dialectPool, guardPool } from './pool.js';
 import { Reaper } from './reaper.js';
@@ -80,15 +80,7 @@ export class PostgresTaskStore implements TaskStore {
     this.statements = taskStatements(this.database);
     this.inputRequests = new InputRequestProtocol(this.database, this.statements, this.maxPayloadBytes);
     this.retention = new RetentionEnforcer(this.database, this.statements, settings.maxTasksPerOwner);
-    this.listener =
-      settings.listen === false
-        ? null
-        : new NotificationListener({
-            clientConfig: settings.listen.connectionString
-              ? { connectionString: settings.listen.connectionString }
-              : listenerConfigFrom(this.pool),
-            channel: notificationChannel(this.schema),
-          });
+    this.listener = listenerFor(settings.listen, this.pool, notificationChannel(this.schema));
     this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener);
     this.reaper = new Reaper(this.database, settings.reaper);
     this.listener?.start();
@@ -368,10 +360,4 @@ export class PostgresTaskStore implements TaskStore {
   private backendError(error: unknown): TaskStoreError {
     return toBackendError(error, this.connectionString);
   }
-}
-
-/** The listener connects with the pool's own settings, on a connection of its own. */
-function listenerConfigFrom(pool: pg.Pool): pg.ClientConfig {
-  const { max: _max, idleTimeoutMillis: _idle, ...clientConfig } = (pool as unknown as { options: pg.PoolConfig }).options;
-  return clientConfig;
 }

@@ -1,0 +1,61 @@
+/**
+ * The database handle the SDK integration's PostgreSQL classes share: a caller's pool or one they
+ * own, a Kysely instance for the `sql` template, and database failures turned into `backend` errors
+ * without credentials, as the task store reports them.
+ */
+import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
+import type pg from 'pg';
+import { TaskStoreError } from '../contract/errors.js';
+import { toBackendError } from '../postgres/backend-error.js';
+import { createPool } from '../postgres/pool.js';
+import { validateSchemaName } from '../postgres/schema-name.js';
+
+export interface PostgresConnectionOptions {
+  /** A pool the caller owns; `close()` leaves it open. */
+  pool?: pg.Pool;
+  /** Or: the object creates and owns its pool. */
+  connectionString?: string;
+  /** Default 'mcp_tasks': the schema the task store uses, migrated by `migrate()`. */
+  schema?: string;
+}
+
+export class PostgresConnection {
+  readonly schema: string;
+  readonly pool: pg.Pool;
+  readonly db: Kysely<unknown>;
+  private readonly ownsPool: boolean;
+  private readonly connectionString: string | undefined;
+  private closed = false;
+
+  constructor(options: PostgresConnectionOptions, poolSize: number) {
+    this.schema = validateSchemaName(options.schema);
+    if (!options.pool && !options.connectionString) {
+      throw new TaskStoreError('invalid_input', 'invalid options: give a pool or a connectionString');
+    }
+    this.connectionString = options.connectionString;
+    this.ownsPool = !options.pool;
+    this.pool = options.pool ?? createPool(options.connectionString, poolSize);
+    this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: this.pool }) });
+  }
+
+  /** `<schema>.<name>`, quoted. */
+  table(name: string): RawBuilder<unknown> {
+    return sql.table(`${this.schema}.${name}`);
+  }
+
+  /** Runs a database call, turning driver failures into `backend` errors without credentials. */
+  async run<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new TaskStoreError('backend', 'closed');
+    try {
+      return await operation();
+    } catch (error) {
+      throw toBackendError(error, this.connectionString);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ownsPool) await this.pool.end();
+  }
+}

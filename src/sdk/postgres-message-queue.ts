@@ -1,0 +1,215 @@
+/**
+ * The SDK's `TaskMessageQueue` in the task store's schema (`task_messages`, migration 0002): one
+ * durable FIFO per task and session. A message queued on one instance can be dequeued on another,
+ * and the queue goes with its task when the task is discarded or reaped.
+ *
+ * Enqueueing NOTIFYs on the store's channel (`message:<task id>`), which is how a `tasks/result`
+ * blocked on another instance learns that there is something to deliver (`waitForMessage`).
+ */
+import { sql, type Transaction } from 'kysely';
+import type { QueuedMessage, TaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
+import { z } from 'zod';
+import { TaskStoreError } from '../contract/errors.js';
+import { parse } from '../contract/validation.js';
+import { listenerFor, type NotificationListener } from '../postgres/listener.js';
+import { notificationChannel } from '../postgres/schema-name.js';
+import { PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
+
+export interface PostgresTaskMessageQueueOptions extends PostgresConnectionOptions {
+  /**
+   * LISTEN/NOTIFY for `waitForMessage`. `false` = poll every second instead (e.g. behind PgBouncer
+   * in transaction mode); `connectionString` = a direct connection for the listener alone.
+   */
+  listen?: false | { connectionString?: string };
+}
+
+/** How often waiters look for messages while notifications cannot be relied on. */
+const BACKSTOP_POLL_MS = 1000;
+const NOTIFY_PREFIX = 'message:';
+
+const queuedMessageSchema = z.looseObject({
+  type: z.enum(['request', 'notification', 'response', 'error']),
+  message: z.record(z.string(), z.unknown()),
+  timestamp: z.number(),
+});
+const sessionSchema = z.string().optional();
+const maxSizeSchema = z.number().int().min(0).optional();
+
+interface Waiter {
+  taskId: string;
+  sessionId: string | undefined;
+  wake(): void;
+}
+
+export class PostgresTaskMessageQueue implements TaskMessageQueue {
+  private readonly connection: PostgresConnection;
+  private readonly channel: string;
+  private readonly listener: NotificationListener | null;
+  private readonly waiters = new Set<Waiter>();
+  private pollTimer: NodeJS.Timeout | null = null;
+
+  constructor(options: PostgresTaskMessageQueueOptions) {
+    this.connection = new PostgresConnection(options, 4);
+    this.channel = notificationChannel(this.connection.schema);
+    this.listener = listenerFor(options.listen, this.connection.pool, this.channel);
+    this.listener?.onNotification((payload) => {
+      if (!payload.startsWith(NOTIFY_PREFIX)) return;
+      const taskId = payload.slice(NOTIFY_PREFIX.length);
+      for (const waiter of this.waiters) if (waiter.taskId === taskId) waiter.wake();
+    });
+    // Messages queued while the listener was away are found by looking.
+    this.listener?.onStateChange(({ state }) => {
+      if (state === 'listening') void this.lookForMessages();
+      this.updatePolling();
+    });
+    this.listener?.start();
+  }
+
+  /** Whether the listener is connected: until then `waitForMessage` falls back to a 1 s poll. */
+  get listening(): boolean {
+    return this.listener?.isListening ?? false;
+  }
+
+  /**
+   * Appends `message` to the queue of `taskId` for `sessionId`. With `maxSize`, the size check and
+   * the append are one step under a lock per queue, so concurrent producers never overfill it.
+   * Throws for an unknown or expired task.
+   */
+  async enqueue(taskId: string, message: QueuedMessage, sessionId?: string, maxSize?: number): Promise<void> {
+    const parsed = parse(queuedMessageSchema, message, 'message');
+    const session = parse(sessionSchema, sessionId, 'sessionId');
+    const limit = parse(maxSizeSchema, maxSize, 'maxSize');
+    const json = JSON.stringify(parsed);
+    const c = this.connection;
+    const append = async (db: Transaction<unknown> | typeof c.db) => {
+      const { rows } = await sql`
+        WITH queued AS (
+          INSERT INTO ${c.table('task_messages')} (task_id, session_id, message)
+          SELECT task_id, ${session ?? null}, ${json}::jsonb
+            FROM ${c.table('tasks')}
+           WHERE task_id = ${taskId} AND (expires_at IS NULL OR expires_at > now())
+          RETURNING task_id)
+        SELECT pg_notify(${this.channel}, ${NOTIFY_PREFIX} || task_id) FROM queued`.execute(db);
+      if (rows.length === 0) throw unknownTask(taskId);
+    };
+    await c.run(async () => {
+      if (limit === undefined) return append(c.db);
+      await c.db.transaction().execute(async (trx) => {
+        const lockKey = `${c.schema} messages ${queueKey(taskId, session)}`;
+        await sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`.execute(trx);
+        const { rows } = await sql<{ size: number }>`
+          SELECT count(*)::int AS size FROM ${c.table('task_messages')}
+           WHERE task_id = ${taskId} AND ${this.inSession(session)}`.execute(trx);
+        const size = rows[0]!.size;
+        if (size >= limit) {
+          throw new TaskStoreError(
+            'retention_limit_exceeded',
+            `Task message queue overflow: queue size (${size}) exceeds maximum (${limit})`,
+          );
+        }
+        await append(trx);
+      });
+    });
+  }
+
+  /** Removes and returns the oldest message for the task and session, if any. */
+  async dequeue(taskId: string, sessionId?: string): Promise<QueuedMessage | undefined> {
+    const session = parse(sessionSchema, sessionId, 'sessionId');
+    const c = this.connection;
+    const { rows } = await c.run(() =>
+      sql<{ message: QueuedMessage }>`
+        DELETE FROM ${c.table('task_messages')}
+         WHERE position = (
+           SELECT position FROM ${c.table('task_messages')}
+            WHERE task_id = ${taskId} AND ${this.inSession(session)}
+            ORDER BY position LIMIT 1
+              FOR UPDATE SKIP LOCKED)
+        RETURNING message`.execute(c.db),
+    );
+    return rows[0]?.message;
+  }
+
+  /** Removes and returns every message for the task and session, oldest first. */
+  async dequeueAll(taskId: string, sessionId?: string): Promise<QueuedMessage[]> {
+    const session = parse(sessionSchema, sessionId, 'sessionId');
+    const c = this.connection;
+    const { rows } = await c.run(() =>
+      sql<{ message: QueuedMessage }>`
+        WITH taken AS (
+          DELETE FROM ${c.table('task_messages')}
+           WHERE task_id = ${taskId} AND ${this.inSession(session)}
+          RETURNING position, message)
+        SELECT message FROM taken ORDER BY position`.execute(c.db),
+    );
+    return rows.map((row) => row.message);
+  }
+
+  /**
+   * Resolves once a message is queued for the task (on any instance), at once if one already is.
+   * A wake is a hint: the caller dequeues, and may find the message taken by someone else.
+   * Rejects with the signal's reason when aborted.
+   */
+  waitForMessage(taskId: string, sessionId: string | undefined, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const stop = () => {
+        this.waiters.delete(waiter);
+        signal?.removeEventListener('abort', onAbort);
+        this.updatePolling();
+      };
+      const waiter: Waiter = { taskId, sessionId, wake: () => (stop(), resolve()) };
+      const onAbort = () => (stop(), reject(signal!.reason));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.add(waiter);
+      this.updatePolling();
+      // Registered first, looked second: a message committed after the look is announced.
+      void this.lookForMessages([waiter]);
+    });
+  }
+
+  /** Stops the listener, ends the pool if the queue created it; pending waits resolve. */
+  async close(): Promise<void> {
+    for (const waiter of [...this.waiters]) waiter.wake();
+    await this.listener?.close();
+    await this.connection.close();
+  }
+
+  private inSession(session: string | undefined) {
+    return session === undefined ? sql<boolean>`session_id IS NULL` : sql<boolean>`session_id = ${session}`;
+  }
+
+  /** Wakes the waiters (all of them by default) whose queue is not empty. */
+  private async lookForMessages(waiters = [...this.waiters]): Promise<void> {
+    if (waiters.length === 0) return;
+    const c = this.connection;
+    try {
+      const { rows } = await c.run(() =>
+        sql<{ task_id: string; session_id: string | null }>`
+          SELECT DISTINCT task_id, session_id FROM ${c.table('task_messages')}
+           WHERE task_id = ANY(${[...new Set(waiters.map((w) => w.taskId))]}::text[])`.execute(c.db),
+      );
+      const queued = new Set(rows.map((row) => queueKey(row.task_id, row.session_id ?? undefined)));
+      for (const waiter of waiters) if (queued.has(queueKey(waiter.taskId, waiter.sessionId))) waiter.wake();
+    } catch {
+      // The next notification, reconnect or poll looks again; a waiter is never failed by a look.
+    }
+  }
+
+  private updatePolling(): void {
+    const needed = this.waiters.size > 0 && !this.listening;
+    if (needed && !this.pollTimer) {
+      this.pollTimer = setInterval(() => void this.lookForMessages(), BACKSTOP_POLL_MS).unref();
+    } else if (!needed && this.pollTimer) {
+      clearInterval(this.pollTimer);
+      this.pollTimer = null;
+    }
+  }
+}
+
+function queueKey(taskId: string, sessionId: string | undefined): string {
+  return JSON.stringify([taskId, sessionId ?? null]);
+}
+
+function unknownTask(taskId: string): TaskStoreError {
+  return new TaskStoreError('invalid_input', `Task with ID ${taskId} not found`);
+}
