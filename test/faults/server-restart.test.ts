@@ -1,0 +1,114 @@
+/**
+ * The database server stopped and started again under two store instances, with waiters pending,
+ * tokens held and lifecycles in flight. While it is down every call fails fast with `backend`
+ * while waiters keep waiting; once it is back, waiters resolve, tokens rise, and nothing the
+ * callers were told is lost or doubled.
+ *
+ * The server is an embedded PostgreSQL of this file's own (the run's shared server must not stop),
+ * so this runs wherever the suite does.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, PostgresTaskStore } from '../../src/index.js';
+import { listening } from '../support/postgres-stores.js';
+import { startRestartableServer, type RestartableServer } from '../support/restartable-server.js';
+import { BOUND_MS, stillPending, within } from '../support/time.js';
+import { useNoUnhandledErrors } from '../support/unhandled-errors.js';
+import { Ledger } from './ledger.js';
+
+const SCHEMA = 'restarted';
+
+useNoUnhandledErrors();
+let server: RestartableServer;
+beforeAll(async () => {
+  server = await startRestartableServer();
+  await migrate({ connectionString: server.adminUrl, schema: SCHEMA });
+}, 120_000);
+afterAll(async () => {
+  await server?.remove();
+});
+
+/** Retries `call` while it fails with `backend`: the server is coming back. */
+async function onceBack<T>(call: () => Promise<T>): Promise<T> {
+  return within(
+    'a call after the restart',
+    (async () => {
+      for (;;) {
+        try {
+          return await call();
+        } catch (error) {
+          if ((error as { kind?: string }).kind !== 'backend') throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    })(),
+    30_000,
+  );
+}
+
+describe('a server restart', () => {
+  it('calls fail fast while it is down, waiters resolve after, nothing is lost or applied twice', async () => {
+    const options = { connectionString: server.adminUrl, schema: SCHEMA, reaper: { intervalMs: 100 } };
+    const a = new PostgresTaskStore(options);
+    const b = new PostgresTaskStore(options);
+    try {
+      await Promise.all([within('A listening', listening(a)), within('B listening', listening(b))]);
+
+      // Tasks created and awaited on A, to be settled on B once the server is back.
+      const created = await Promise.all(Array.from({ length: 12 }, () => a.createTask({ toolName: 'restart', ttlMs: 3_600_000 })));
+      const waits = created.map(({ taskId }) => {
+        const promise = a.waitForCompletion(taskId);
+        promise.catch(() => {}); // awaited after the restart
+        return { promise };
+      });
+
+      let restarted!: () => void;
+      const restartDone = new Promise<void>((resolve) => (restarted = resolve));
+      const ledger = new Ledger({ stores: [a, b], retryForMs: 30_000 });
+      const workload = ledger.runUntil(restartDone, 4);
+      await within('lifecycles before the restart', (async () => {
+        while (ledger.completed < 8) await new Promise((resolve) => setTimeout(resolve, 10));
+      })(), 20_000);
+
+      await server.stop();
+      for (const [what, call] of [
+        ['createTask', () => b.createTask({ toolName: 'while down' })],
+        ['getTask', () => a.getTask(created[0]!.taskId)],
+        ['completeTask', () => b.completeTask(created[0]!.taskId, { content: [] })],
+        ['listTasks', () => a.listTasks()],
+      ] as const) {
+        const failure = await within(`${what} while the server is down`, (call as () => Promise<unknown>)().then(() => null, (error: unknown) => error), BOUND_MS);
+        expect(failure, `${what} while the server is down`).toMatchObject({ name: 'TaskStoreError', kind: 'backend' });
+      }
+      expect(await stillPending(Promise.race(waits.map((wait) => wait.promise)), 200), 'the waiters keep waiting').toBe(true);
+      expect(created.some(({ token }) => token.isCancelled), 'no token raised by the outage').toBe(false);
+
+      await server.start();
+      const [toCancel, toComplete] = [created.slice(0, 4), created.slice(4)];
+      for (const { taskId } of toComplete) expect(await onceBack(() => b.completeTask(taskId, { content: [{ type: 'text', text: taskId }] }))).toBe(true);
+      for (const { taskId } of toCancel) expect((await onceBack(() => b.cancelTask(taskId, 'after the restart')))?.status).toBe('cancelled');
+
+      const snapshots = await within('every waiter after the restart', Promise.all(waits.map((wait) => wait.promise)), 20_000);
+      expect(snapshots.map((snapshot) => snapshot?.task.status)).toStrictEqual([...toCancel.map(() => 'cancelled'), ...toComplete.map(() => 'completed')]);
+      for (const [index, snapshot] of snapshots.entries()) {
+        if (index >= toCancel.length) expect(snapshot?.result).toStrictEqual({ content: [{ type: 'text', text: created[index]!.taskId }] });
+      }
+      await within('tokens of the tasks cancelled on B', Promise.all(toCancel.map(({ token }) => token.whenCancelled())), 20_000);
+      expect(toComplete.some(({ token }) => token.isCancelled), 'completed tasks keep their tokens down').toBe(false);
+
+      restarted();
+      await within('the lifecycles in flight finishing', workload, 60_000);
+      expect(ledger.backendErrors, 'lifecycles saw the outage').toBeGreaterThan(0);
+      expect(ledger.completed).toBeGreaterThan(8);
+      const admin = new pg.Pool({ connectionString: server.adminUrl, max: 2 });
+      try {
+        await ledger.verify(admin, SCHEMA);
+      } finally {
+        await admin.end();
+      }
+      await within('A listening again', listening(a), 20_000);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
