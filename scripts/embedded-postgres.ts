@@ -37,6 +37,8 @@ export interface EmbeddedPostgresOptions {
   durable?: boolean;
   /** Receives the server's output as it comes. */
   onLog?: (text: string) => void;
+  /** The port to listen on, as when a stopped server starts again. Default: a free one. */
+  port?: number;
 }
 
 export interface EmbeddedPostgres {
@@ -71,6 +73,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   // A server an interrupted run left behind would hold the data directory.
   stopServerNow(options.dataDir);
   if (!existsSync(join(options.dataDir, 'PG_VERSION'))) await initCluster(binaries, account, options);
+  if (options.port !== undefined) return startServer(binaries, account, options, options.port);
   for (let attempt = 1; ; attempt++) {
     try {
       return await startServer(binaries, account, options, await findFreePort());
