@@ -20,20 +20,6 @@ export function scriptPool(connectionString: string, max: number): pg.Pool {
   return pool;
 }
 
-/** `--name=value` flags over numeric defaults. */
-export function parseArgs<T extends Record<string, number>>(defaults: T): T {
-  const given = Object.fromEntries(
-    process.argv.slice(2).map((arg) => {
-      const [name, value] = arg.replace(/^--/, '').split('=');
-      return [name, Number(value)];
-    }),
-  );
-  for (const [name, value] of Object.entries(given)) {
-    if (!(name in defaults) || !Number.isFinite(value)) throw new Error(`unknown or bad option --${name}`);
-  }
-  return { ...defaults, ...given };
-}
-
 export function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;

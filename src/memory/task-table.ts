@@ -10,7 +10,7 @@
  */
 import { cloneJson } from '../contract/json.js';
 import { RETENTION_FAILURE_ERROR, statusMessages } from '../contract/messages.js';
-import { scheduleDeadline } from '../contract/timers.js';
+import { DeadlineQueue } from '../contract/timers.js';
 import type { TaskOwner, TaskStatus } from '../contract/types.js';
 import { isIssuableTaskId } from '../contract/validation.js';
 import type { EffectQueue } from './effect-queue.js';
@@ -21,6 +21,7 @@ export class TaskTable {
   private readonly entries = new Map<string, TaskEntry>();
   /** Sum of {@link retainedBytesOf} over every live task; tombstones hold no payload. */
   private retained = 0;
+  private readonly deadlines = new DeadlineQueue();
 
   constructor(
     private readonly effects: EffectQueue,
@@ -166,7 +167,7 @@ export class TaskTable {
       this.signalExpiry(task);
       return;
     }
-    task.cancelTimer = scheduleDeadline(deadline, () => {
+    task.cancelTimer = this.deadlines.schedule(deadline, () => {
       task.cancelTimer = null;
       // Discarded, or the table was cleared by close(): nothing to signal.
       if (this.entries.get(task.taskId) !== task) return;

@@ -135,20 +135,24 @@ export class Reaper {
     return total;
   }
 
-  /** Deleting the live row fires the NOTIFY that tells the token's holder to raise it. */
+  /**
+   * Deleting the live row fires the NOTIFY that tells the token's holder to raise it. The batch's
+   * rows are deleted by their physical address (ctid), which they keep while this transaction
+   * holds their locks: a TID scan, where a join back to the task ids gets planned as a hash join
+   * over a sequential scan of the whole table.
+   */
   private async tombstoneBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
     const { tasks, tombstones } = this.database.tables;
     const { rows } = await sql<{ count: number }>`
-      WITH expired AS (
-        SELECT task_id FROM ${tasks}
-         WHERE expires_at <= now()
-         ORDER BY expires_at
-         LIMIT ${limit}
-           FOR UPDATE SKIP LOCKED
-      ), moved AS (
-        DELETE FROM ${tasks} AS t USING expired
-         WHERE t.task_id = expired.task_id
-        RETURNING t.task_id, t.owner, t.expires_at
+      WITH moved AS (
+        DELETE FROM ${tasks}
+         WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM ${tasks}
+            WHERE expires_at <= now()
+            ORDER BY expires_at
+            LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED))
+        RETURNING task_id, owner, expires_at
       ), buried AS (
         INSERT INTO ${tombstones} (task_id, owner, expired_at)
         SELECT task_id, owner, expires_at FROM moved

@@ -11,7 +11,7 @@
 import { CancellationSource, type CancellationToken } from '../contract/cancellation.js';
 import { closedWhileWaiting } from '../contract/errors.js';
 import { cloneJson } from '../contract/json.js';
-import { scheduleDeadline, type CancelDeadline } from '../contract/timers.js';
+import { DeadlineQueue, type CancelDeadline } from '../contract/timers.js';
 import { isTerminal, type TaskSnapshot } from '../contract/types.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskGate } from './task-gate.js';
@@ -31,6 +31,7 @@ export class TaskWatcher {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly tokens = new Map<string, CancellationSource>();
   private readonly deadlines = new Map<string, CancelDeadline>();
+  private readonly deadlineQueue = new DeadlineQueue();
   private readonly due = new Set<string>();
   private recheckScheduled = false;
   private pollTimer: NodeJS.Timeout | null = null;
@@ -133,7 +134,7 @@ export class TaskWatcher {
     this.closed = true;
     const error = closedWhileWaiting();
     for (const [taskId, waiters] of this.waiters) for (const waiter of waiters) this.removeWaiter(taskId, waiter, error);
-    for (const cancel of this.deadlines.values()) cancel();
+    this.deadlineQueue.clear();
     this.deadlines.clear();
     this.tokens.clear();
     this.updatePolling();
@@ -185,7 +186,7 @@ export class TaskWatcher {
     if (msUntilExpiry === null) return;
     // The delay comes from the database clock; when it fires, the database decides again.
     const deadline = Date.now() + Math.max(Math.ceil(msUntilExpiry), 1);
-    this.deadlines.set(taskId, scheduleDeadline(deadline, () => this.recheck(taskId)));
+    this.deadlines.set(taskId, this.deadlineQueue.schedule(deadline, () => this.recheck(taskId)));
   }
 
   private clearDeadline(taskId: string): void {

@@ -1,0 +1,150 @@
+/**
+ * Lifecycle throughput: one task's life as a tool call drives it (create → set status → complete
+ * → read the result), as many as possible in `seconds`, at each concurrency, for four contenders
+ * in alternating rounds on one database:
+ *
+ * - the floor: the four raw `pg` statements a lifecycle needs, on a one-table schema;
+ * - PostgresTaskStore, listener on (the default configuration);
+ * - MemoryTaskStore, in process (a fresh store per measurement, so its map stays one round long);
+ * - pg-boss 12 (send → fetch → complete → getJobById), in a Node 22 child process with a pool of
+ *   the same size.
+ *
+ * Every rate is divided by the floor's rate of the same round.
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+import { MemoryTaskStore, migrate, PostgresTaskStore } from '../../src/index.js';
+import { scriptPool, storeLifecycle } from '../support.js';
+import { startBenchChild, type BenchChild } from './child-process.js';
+import { alternatingRounds, formatRatio, runLoops, type Contender, type ContenderRounds } from './rounds.js';
+
+export interface LifecycleOptions {
+  concurrencies: number[];
+  seconds: number;
+  rounds: number;
+  poolSize: number;
+  /** pg-boss needs Node 22 from the `node` npm package; off, the run has three contenders. */
+  pgBoss: boolean;
+}
+
+export interface LifecycleResult {
+  options: LifecycleOptions;
+  pgBossVersion: string | null;
+  byConcurrency: { concurrency: number; contenders: ContenderRounds[] }[];
+}
+
+export const FLOOR = 'floor (raw pg)';
+export const POSTGRES_STORE = 'PostgresTaskStore';
+export const MEMORY_STORE = 'MemoryTaskStore';
+export const PG_BOSS = 'pg-boss';
+
+const SCHEMAS = { floor: 'bench_floor', store: 'bench_store', pgBoss: 'bench_pgboss' };
+const PG_BOSS_SCRIPT = fileURLToPath(new URL('./pg-boss-contender.ts', import.meta.url));
+
+function floorLifecycle(pool: pg.Pool): () => Promise<void> {
+  return async () => {
+    const id = randomBytes(16).toString('hex');
+    await pool.query(
+      `INSERT INTO bench_floor.tasks (id, tool_name, arguments, status, status_message, created_at, last_updated_at, expires_at)
+       VALUES ($1, 'bench', $2, 'working', 'Task started', now(), now(), now() + interval '5 minutes')`,
+      [id, JSON.stringify({ n: 1 })],
+    );
+    await pool.query(
+      `UPDATE bench_floor.tasks SET status = 'working', status_message = $2, last_updated_at = now() WHERE id = $1`,
+      [id, 'step 1 of 1'],
+    );
+    await pool.query(
+      `UPDATE bench_floor.tasks SET status = 'completed', status_message = 'Task completed', result = $2, last_updated_at = now() WHERE id = $1`,
+      [id, JSON.stringify({ content: [{ type: 'text', text: 'done' }] })],
+    );
+    const { rows } = await pool.query('SELECT status, result FROM bench_floor.tasks WHERE id = $1', [id]);
+    if (!rows[0]?.result) throw new Error('lost a result');
+  };
+}
+
+async function createFloorSchema(pool: pg.Pool): Promise<void> {
+  await pool.query(`
+    DROP SCHEMA IF EXISTS bench_floor CASCADE;
+    CREATE SCHEMA bench_floor;
+    CREATE TABLE bench_floor.tasks (
+      id text PRIMARY KEY, tool_name text NOT NULL, arguments jsonb NOT NULL, status text NOT NULL,
+      status_message text, created_at timestamptz NOT NULL, last_updated_at timestamptz NOT NULL,
+      expires_at timestamptz, result jsonb);`);
+}
+
+/** The memory store's limits would refuse a round's worth of tasks; here they bound nothing. */
+function memoryContender(): Contender {
+  return {
+    name: MEMORY_STORE,
+    async measure(concurrency, seconds) {
+      const store = new MemoryTaskStore({ limits: { maxTasks: 1e9, maxRetainedBytes: 2 ** 50 } });
+      try {
+        return await runLoops(() => storeLifecycle(store), concurrency, seconds);
+      } finally {
+        await store.close();
+      }
+    },
+  };
+}
+
+async function pgBossContender(connectionString: string, poolSize: number): Promise<{ contender: Contender; child: BenchChild; version: string }> {
+  const child = startBenchChild(PG_BOSS_SCRIPT, { node: 'node22' });
+  const { version } = await child.request<{ version: string }>({ op: 'start', connectionString, schema: SCHEMAS.pgBoss, poolSize });
+  return {
+    child,
+    version,
+    contender: {
+      name: PG_BOSS,
+      measure: async (concurrency, seconds) => (await child.request<{ rate: number }>({ op: 'measure', concurrency, seconds })).rate,
+    },
+  };
+}
+
+export async function runLifecycleBenchmark(connectionString: string, options: LifecycleOptions): Promise<LifecycleResult> {
+  const floorPool = scriptPool(connectionString, options.poolSize);
+  const storePool = scriptPool(connectionString, options.poolSize);
+  await createFloorSchema(floorPool);
+  await floorPool.query(`DROP SCHEMA IF EXISTS ${SCHEMAS.store} CASCADE; DROP SCHEMA IF EXISTS ${SCHEMAS.pgBoss} CASCADE`);
+  await migrate({ pool: floorPool, schema: SCHEMAS.store });
+  const store = new PostgresTaskStore({ pool: storePool, schema: SCHEMAS.store, reaper: false });
+  const pgBoss = options.pgBoss ? await pgBossContender(connectionString, options.poolSize) : null;
+  const floor = floorLifecycle(floorPool);
+  const contenders: Contender[] = [
+    { name: FLOOR, measure: (concurrency, seconds) => runLoops(floor, concurrency, seconds) },
+    { name: POSTGRES_STORE, measure: (concurrency, seconds) => runLoops(() => storeLifecycle(store), concurrency, seconds) },
+    memoryContender(),
+    ...(pgBoss ? [pgBoss.contender] : []),
+  ];
+
+  try {
+    console.log(
+      `lifecycles (create → set status → complete → read result): ${options.rounds} rounds of ${options.seconds} s ` +
+        `per contender and concurrency, alternating; pools of ${options.poolSize}` +
+        (pgBoss ? `; pg-boss ${pgBoss.version} on Node 22` : '; pg-boss left out'),
+    );
+    const byConcurrency: LifecycleResult['byConcurrency'] = [];
+    for (const concurrency of options.concurrencies) {
+      const results = await alternatingRounds(
+        contenders,
+        { concurrency, seconds: options.seconds, rounds: options.rounds, warmupSeconds: Math.min(1, options.seconds) },
+        (round, rates) =>
+          console.log(
+            `  concurrency ${concurrency}, round ${round + 1}: ` +
+              [...rates].map(([name, rate]) => `${name} ${rate.toFixed(0)}/s`).join(', '),
+          ),
+      );
+      byConcurrency.push({ concurrency, contenders: results });
+      console.log(`concurrency ${concurrency}`);
+      for (const result of results) {
+        console.log(`  ${result.name.padEnd(18)} ${result.rate.median.toFixed(0).padStart(7)} lifecycles/s   ${formatRatio(result.ratio)} floor`);
+      }
+    }
+    return { options, pgBossVersion: pgBoss?.version ?? null, byConcurrency };
+  } finally {
+    await pgBoss?.child.close();
+    await store.close();
+    await floorPool.query(`DROP SCHEMA ${SCHEMAS.floor} CASCADE; DROP SCHEMA ${SCHEMAS.store} CASCADE; DROP SCHEMA IF EXISTS ${SCHEMAS.pgBoss} CASCADE`);
+    await Promise.all([floorPool.end(), storePool.end()]);
+  }
+}
