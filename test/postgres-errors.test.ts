@@ -625,56 +625,6 @@ describe('close', () => {
     await eventually('every connection of the store closing', async () => (await connections()) === 0);
   });
 
-  test('after close() every method rejects with a TaskStoreError', async () => {
-    const schema = await freshSchema();
-    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });
-    const { taskId: id } = await store.createTask({ toolName: 'closed' });
-    await store.close();
-
-    const calls: [string, () => unknown][] = [
-      ['createTask', () => store.createTask({ toolName: 'x' })],
-      ['taskOwner', () => store.taskOwner(id)],
-      ['taskPresence', () => store.taskPresence(id)],
-      ['getTask', () => store.getTask(id)],
-      ['getTaskResult', () => store.getTaskResult(id)],
-      ['waitForCompletion', () => store.waitForCompletion(id)],
-      ['listTasks', () => store.listTasks()],
-      ['requireInput', () => store.requireInput(id, { k: { method: 'roots/list' } })],
-      ['outstandingInputRequests', () => store.outstandingInputRequests(id)],
-      ['applyInputResponses', () => store.applyInputResponses(id, { k: { action: 'accept' } })],
-      ['inputResponses', () => store.inputResponses(id)],
-      ['resumeContext', () => store.resumeContext(id)],
-      ['setStatus', () => store.setStatus(id, 'working', 'x')],
-      ['setTtl', () => store.setTtl(id, 1000)],
-      ['setTaskMeta', () => store.setTaskMeta(id, { a: 1 })],
-      ['completeTask', () => store.completeTask(id, { content: [] })],
-      ['failTask', () => store.failTask(id, { code: 1, message: 'x' })],
-      ['cancelTask', () => store.cancelTask(id)],
-      ['discardTask', () => store.discardTask(id)],
-      ['reapExpired', () => store.reapExpired()],
-    ];
-    for (const [name, call] of calls) {
-      const error = await failureOf(name, call);
-      expect(error, name).toBeInstanceOf(TaskStoreError);
-      expect((error as TaskStoreError).kind, name).toBe('backend');
-    }
-    // Nothing was written after close.
-    const { rows } = await resources.admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.tasks`);
-    expect(rows).toEqual([{ n: 1 }]);
-  });
-
-  test('after close() waitForCompletion returns a rejected promise rather than throwing', async () => {
-    const schema = await freshSchema();
-    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });
-    const { taskId } = await store.createTask({ toolName: 'closed' });
-    await store.close();
-    let returned: Promise<unknown> | undefined;
-    expect(() => {
-      returned = store.waitForCompletion(taskId);
-    }).not.toThrow();
-    expectStoreError(await rejection('waitForCompletion', returned!), 'backend');
-  });
-
   test('a pending waitForCompletion rejects with a backend error when the store closes', async () => {
     const schema = await freshSchema();
     const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });

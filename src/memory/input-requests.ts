@@ -4,7 +4,7 @@
  * PostgreSQL store; this module applies them to a {@link LiveTask}.
  */
 import { checkKeysReusable, classifyResponses } from '../contract/input-requests.js';
-import { cloneJson, sortedKeys } from '../contract/json.js';
+import { sortedKeys } from '../contract/json.js';
 import { statusMessages } from '../contract/messages.js';
 import type { AppliedInputResponses, InputRequest, InputRequests, InputResponses } from '../contract/types.js';
 import type { Retention } from './retention.js';
@@ -24,7 +24,7 @@ export function issueRequests(
 ): void {
   const issued = new Map<string, Sized<InputRequest>>();
   for (const key of sortedKeys(Object.keys(requests))) {
-    issued.set(key, retention.payload(`requests.${key}`, cloneJson(requests[key]!)));
+    issued.set(key, retention.payload(`requests.${key}`, requests[key]!));
   }
   retention.checkMessage(message);
   checkKeysReusable(requests, (key) => {
@@ -60,7 +60,7 @@ export function answerRequests(
   const outcome = classifyResponses(Object.keys(responses), new Set(waiting ? task.outstanding.keys() : []));
   const accepted = new Map<string, Sized<Record<string, unknown>>>();
   for (const key of outcome.accepted) {
-    accepted.set(key, retention.payload(`responses.${key}`, cloneJson(responses[key]!)));
+    accepted.set(key, retention.payload(`responses.${key}`, responses[key]!));
   }
   let answeredBytes = 0;
   for (const key of accepted.keys()) answeredBytes += task.outstanding.get(key)!.bytes;

@@ -120,7 +120,7 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
     return this.run(() => {
       const parsed = validate.createTask(input);
-      const args = this.retention.payload('arguments', parsed.arguments === undefined ? null : cloneJson(parsed.arguments));
+      const args = this.retention.payload('arguments', parsed.arguments ?? null);
       const owner = parsed.owner ?? null;
       this.retention.admit(owner, args.bytes);
 
@@ -286,7 +286,7 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
       const parsed = validate.setTaskMeta(taskId, meta);
       const task = this.table.live(parsed.taskId);
       if (!task) return false;
-      const value = this.retention.payload('meta', cloneJson(parsed.meta));
+      const value = this.retention.payload('meta', parsed.meta);
       this.retention.reserve(value.bytes - (task.meta?.bytes ?? 0));
       this.table.update(task, () => {
         task.meta = value;
@@ -300,7 +300,7 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
       const parsed = validate.completeTask(taskId, result);
       const task = this.table.live(parsed.taskId);
       if (!task || isTerminal(task.status)) return false;
-      const kept = this.retention.outcome(task, 'result', cloneJson(parsed.result));
+      const kept = this.retention.outcome(task, 'result', parsed.result);
       this.table.finish(task, 'completed', statusMessages.completed, () => {
         task.result = kept;
       });
@@ -313,7 +313,7 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
       const parsed = validate.failTask(taskId, error);
       const task = this.table.live(parsed.taskId);
       if (!task || isTerminal(task.status)) return false;
-      const kept = this.retention.outcome(task, 'error', cloneJson(parsed.error));
+      const kept = this.retention.outcome(task, 'error', parsed.error);
       this.table.finish(task, 'failed', statusMessages.failed(parsed.error), () => {
         task.error = kept;
       });

@@ -58,9 +58,15 @@ export class Retention {
     this.reserve(argumentsBytes);
   }
 
-  /** The value with its size, or `retention_limit_exceeded` when it is over `maxPayloadBytes`. */
+  /**
+   * The value as the store keeps it, with its size, or `retention_limit_exceeded` when it is over
+   * `maxPayloadBytes`. What is kept is parsed back from its JSON text, as the PostgreSQL store keeps
+   * it: a copy the caller cannot change later, holding only what JSON shows of the value (a proxy or
+   * a getter is read once, here).
+   */
   payload<T>(what: string, value: T): Sized<T> {
-    return { value, bytes: checkedPayload(what, value, this.maxPayloadBytes).bytes };
+    const { json, bytes } = checkedPayload(what, value, this.maxPayloadBytes);
+    return { value: JSON.parse(json) as T, bytes };
   }
 
   /** A status message is bounded like a payload (it is not charged to `maxRetainedBytes`). */
@@ -74,7 +80,7 @@ export class Retention {
   }
 
   /**
-   * A result or error with its size, if it fits both byte limits. When it does not, the task is
+   * A result or error as kept (like {@link payload}) with its size, if it fits both byte limits. When it does not, the task is
    * ended with the fixed failure (its waiters wake to it) and the limit error is thrown. (A failure's
    * status message, "Task failed: " and the error's message, is always shorter than the error.)
    */
@@ -85,7 +91,7 @@ export class Retention {
       // Finishing drops the outstanding requests, so only the difference has to fit.
       const delta = encoded.bytes - sumBytes(task.outstanding);
       if (!this.fits(delta)) refusal = retainedBytesExceeded(this.table.retainedBytes + delta, this.maxRetainedBytes);
-      else return { value, bytes: encoded.bytes };
+      else return { value: JSON.parse(encoded.json) as T, bytes: encoded.bytes };
     }
     this.table.failForRetention(task);
     throw refusal;

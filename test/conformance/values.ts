@@ -133,6 +133,25 @@ export function valueConformance(target: ConformanceTarget): void {
       expect((await mustGet(store, taskId))._meta).toBeUndefined();
     });
 
+    it('keeps what JSON shows of a value: a proxy, a getter or -0 is kept as its JSON text says', async () => {
+      const store = await open();
+      const withGetter = {
+        get computed() {
+          return 'on read';
+        },
+      };
+      const proxy = new Proxy({ inside: 1 }, { get: (target, key) => (key === 'inside' ? 2 : Reflect.get(target, key)) });
+      const { taskId } = await store.createTask({ toolName: TOOL, arguments: { withGetter, proxy, zero: -0 } });
+      expect(await store.setTaskMeta(taskId, { proxy })).toBe(true);
+      expect(await store.completeTask(taskId, { content: [], structuredContent: { proxy, withGetter } })).toBe(true);
+
+      const context = await store.resumeContext(taskId);
+      expect(context?.arguments).toStrictEqual({ withGetter: { computed: 'on read' }, proxy: { inside: 2 }, zero: 0 });
+      expect(Object.is((context?.arguments as { zero: number }).zero, 0)).toBe(true);
+      expect((await mustGet(store, taskId))._meta).toStrictEqual({ proxy: { inside: 2 } });
+      expect((await store.getTaskResult(taskId))?.result?.structuredContent).toStrictEqual({ proxy: { inside: 2 }, withGetter: { computed: 'on read' } });
+    });
+
     it('owners are at most 512 characters; owners and tool names are not measured against maxPayloadBytes', async () => {
       const { store, refuses } = await fixture({ limits: { maxPayloadBytes: 64 } });
       const owner = 'o'.repeat(512);

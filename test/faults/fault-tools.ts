@@ -1,6 +1,6 @@
 /** Injecting faults from outside the store, as a DBA or a failover would. */
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { LISTENER_APPLICATION_NAME } from '../../src/postgres/listener.js';
 import { sleep } from '../support/time.js';
 
@@ -23,6 +23,18 @@ export function useAdminPool(database: { readonly connectionString: string }): {
       return pool;
     },
   };
+}
+
+/**
+ * What a test opens (stores, then the pools they run on), closed after each test in reverse order:
+ * stores before their pools.
+ */
+export function useClosedAfterEach(): { close(): Promise<void> }[] {
+  const opened: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    for (const resource of opened.splice(0).reverse()) await resource.close();
+  });
+  return opened;
 }
 
 /**

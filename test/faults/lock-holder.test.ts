@@ -6,13 +6,13 @@
  * reaper keeps reaping.
  */
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore, type PostgresTaskStoreOptions, type TaskStore } from '../../src/index.js';
 import { tableContents } from '../support/table-contents.js';
 import { useTestDatabase } from '../support/test-database.js';
 import { BOUND_MS, sleep, within } from '../support/time.js';
 import { useNoUnhandledErrors } from '../support/unhandled-errors.js';
-import { useAdminPool } from './fault-tools.js';
+import { useAdminPool, useClosedAfterEach } from './fault-tools.js';
 
 /** Short, so the test is quick; the store's option makes it configurable. */
 const LOCK_TIMEOUT_MS = 300;
@@ -20,10 +20,7 @@ const LOCK_TIMEOUT_MS = 300;
 useNoUnhandledErrors();
 const database = useTestDatabase();
 const admin = useAdminPool(database);
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  for (const resource of opened.splice(0).reverse()) await resource.close();
-});
+const opened = useClosedAfterEach();
 let schemas = 0;
 
 async function openStore(options: Partial<PostgresTaskStoreOptions> = {}): Promise<{ schema: string; store: PostgresTaskStore }> {

@@ -4,7 +4,7 @@
  * nothing is lost or applied twice, and the store carries on once connections are free.
  */
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/postgres/listener.js';
 import { listening } from '../support/postgres-stores.js';
@@ -12,16 +12,13 @@ import { tableContents } from '../support/table-contents.js';
 import { useTestDatabase } from '../support/test-database.js';
 import { BOUND_MS, within } from '../support/time.js';
 import { useNoUnhandledErrors } from '../support/unhandled-errors.js';
-import { connectionsByApplication, useAdminPool } from './fault-tools.js';
+import { connectionsByApplication, useAdminPool, useClosedAfterEach } from './fault-tools.js';
 import { Ledger } from './ledger.js';
 
 useNoUnhandledErrors();
 const database = useTestDatabase();
 const admin = useAdminPool(database);
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  for (const resource of opened.splice(0).reverse()) await resource.close();
-});
+const opened = useClosedAfterEach();
 let schemas = 0;
 
 async function storeOnPool(pool: pg.Pool): Promise<{ schema: string; store: PostgresTaskStore }> {

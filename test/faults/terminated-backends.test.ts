@@ -4,24 +4,20 @@
  * or applied twice, and the stores recover by themselves.
  */
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore, type PostgresTaskStoreOptions } from '../../src/index.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/postgres/listener.js';
 import { listening } from '../support/postgres-stores.js';
 import { useTestDatabase } from '../support/test-database.js';
 import { eventually, within } from '../support/time.js';
 import { useNoUnhandledErrors } from '../support/unhandled-errors.js';
-import { connectionsByApplication, keepTerminating, useAdminPool } from './fault-tools.js';
+import { connectionsByApplication, keepTerminating, useAdminPool, useClosedAfterEach } from './fault-tools.js';
 import { Ledger } from './ledger.js';
 
 useNoUnhandledErrors();
 const database = useTestDatabase();
 const admin = useAdminPool(database);
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  // Stores before the pools they run on.
-  for (const resource of opened.splice(0).reverse()) await resource.close();
-});
+const opened = useClosedAfterEach();
 let schemas = 0;
 
 async function twoStores(options: (schema: string) => PostgresTaskStoreOptions): Promise<{ schema: string; stores: PostgresTaskStore[] }> {

@@ -16,6 +16,7 @@ import type { CancellationToken, TaskStore } from '../../src/index.js';
 import { isCrash, outcomeOf, useStorePair, type Outcome, type Side, type StorePair } from '../support/differential.js';
 import { tableContents } from '../support/table-contents.js';
 import { useNoUnhandledErrors } from '../support/unhandled-errors.js';
+import { sleep } from '../support/time.js';
 import {
   anyHostile,
   awkwardJson,
@@ -53,7 +54,11 @@ async function seededPair(): Promise<StorePair> {
   const created = { memory: [], postgres: [] } as Record<Side, { taskId: string; token: CancellationToken }[]>;
   for (const side of ['memory', 'postgres'] as const) {
     const store = pair.store(side);
-    for (let i = 0; i < 3; i++) created[side].push(await store.createTask({ toolName: 'fuzz', arguments: { i }, owner: 'alice' }));
+    for (let i = 0; i < 3; i++) {
+      created[side].push(await store.createTask({ toolName: 'fuzz', arguments: { i }, owner: 'alice' }));
+      // Each task in a millisecond of its own: within one, listings order by id, which the stores draw differently.
+      await sleep(2);
+    }
     const [, awaiting, completed] = created[side].map((task) => task.taskId);
     await store.requireInput(awaiting!, { a: { method: 'roots/list' }, b: { method: 'roots/list' } });
     await store.applyInputResponses(awaiting!, { b: { roots: [] } });
