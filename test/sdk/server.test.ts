@@ -63,7 +63,12 @@ describe('the tools', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'job: computed for 2 s' }]);
 
     const messages = await stream(client, 'slow_compute', { seconds: 0 });
-    expect(messages.map((m) => m.type)).toEqual(['taskCreated', 'taskStatus', 'result']);
+    // The SDK reports a status on every poll, so how many come before the end depends on timing.
+    const types = messages.map((m) => m.type);
+    expect(types[0]).toBe('taskCreated');
+    expect(types.at(-1)).toBe('result');
+    expect(types.slice(1, -1).length).toBeGreaterThan(0);
+    expect(new Set(types.slice(1, -1))).toEqual(new Set(['taskStatus']));
   });
 
   it('slow_compute without a task: the SDK runs the task and answers the call itself', async () => {
