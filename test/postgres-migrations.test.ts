@@ -27,7 +27,7 @@ const EXPECTED_TABLES = [
   'tombstones',
 ];
 /** Every migration in migrations/, in order. */
-const ALL_MIGRATIONS = ['0001_tasks', '0002_sdk_sessions_and_messages'];
+const ALL_MIGRATIONS = ['0001_tasks', '0002_sdk_sessions_and_messages', '0003_announce_resumed_tasks'];
 
 const resources = useTestResources(database);
 const openStores = resources.stores;

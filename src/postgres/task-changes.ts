@@ -3,8 +3,8 @@
  * tokens: any instance's transition of a watched task reaches this instance's listener, and the
  * watcher of that task hears its id. Nothing is polled per watcher.
  *
- * The trigger announces cancellation, TTL changes and deletion of every task, but settling or
- * reaching `input_required` only for rows flagged `awaited` (NOTIFY costs a database-wide lock at
+ * The trigger announces cancellation, TTL changes and deletion of every task, but status changes
+ * only for rows flagged `awaited` (NOTIFY costs a database-wide lock at
  * commit, so unwatched tasks stay silent). Watching a task therefore flags it first, and the watch
  * is armed once that has committed. While the listener is down (or in poll-only mode) every watched
  * task is reported each poll interval and once more on reconnection, since announcements made

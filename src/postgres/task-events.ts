@@ -1,5 +1,5 @@
 /**
- * What the NOTIFY trigger of migrations/0001_tasks.sql announces: `<event>:<task id>`. An event is
+ * What the NOTIFY trigger (migrations 0001_tasks.sql and 0003_announce_resumed_tasks.sql) announces: `<event>:<task id>`. An event is
  * a hint that the task changed in a way an instance may care about; receivers re-read the row.
  */
 type TaskEventKind =
@@ -7,7 +7,7 @@ type TaskEventKind =
   | 'cancelled'
   /** The deadline moved (setTtl). */
   | 'ttl'
-  /** A task a waiter flagged reached input_required or a terminal status. */
+  /** A task a waiter or watcher flagged changed status: input_required, working again, or settled. */
   | 'status'
   /** The row is gone: discarded, or tombstoned by the reaper. */
   | 'deleted';

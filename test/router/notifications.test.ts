@@ -77,7 +77,7 @@ describe('notifications/tasks, one instance on MemoryTaskStore', () => {
 describe('across two instances on one PostgreSQL schema', () => {
   const { deploy } = useDeployments();
 
-  it('a subscriber on one instance hears a task driven through the other ask for input, settle and be cancelled', async () => {
+  it('a subscriber on one instance hears a task driven through the other ask for input, resume, settle and be cancelled', async () => {
     const { instances, stores } = await deploy('two instances on PostgresTaskStore behind a round-robin proxy');
     const [a, b] = instances.map((instance) => instance.url) as [string, string];
     const asking = (await call(b, 'alice', 'tools/call', { name: 'wait_for_cancel', arguments: {} })).result!['taskId'] as string;
@@ -90,6 +90,14 @@ describe('across two instances on one PostgreSQL schema', () => {
       await stores[1]!.requireInput(asking, { approve: { method: 'roots/list' } });
       const input = await stream.task(asking, 'input_required');
       expect(withoutMeta(input)).toEqual(await getTask(b, 'alice', asking));
+      // Answered through B, the task is working again: A hears that too, before anything settles it.
+      const heardSoFar = stream.messages.length;
+      await stores[1]!.applyInputResponses(asking, { approve: { roots: [] } });
+      const resumed = await stream.next(
+        'a working notification after input_required',
+        (m) => stream.messages.indexOf(m) >= heardSoFar && m.method === 'notifications/tasks' && m.params?.['taskId'] === asking && m.params?.['status'] === 'working',
+      );
+      expect(withoutMeta(resumed.params!)).toEqual(await getTask(b, 'alice', asking));
       await call(b, 'alice', 'tasks/cancel', { taskId: asking });
       await call(b, 'alice', 'tasks/cancel', { taskId: cancelled });
       const cancelledNote = await stream.task(cancelled, 'cancelled');
