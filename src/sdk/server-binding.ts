@@ -17,9 +17,9 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { TaskStore } from '../contract/types.js';
 import { toMcpError } from './errors.js';
 import { withTaskRequestContext } from './request-context.js';
-import type { SdkTaskStore } from './sdk-task-store.js';
 
 /** A queue that can say when a message arrives, as `PostgresTaskMessageQueue` can. */
 export interface WakingTaskMessageQueue extends TaskMessageQueue {
@@ -37,7 +37,12 @@ interface ProtocolInternals {
 
 const bound = new WeakSet<object>();
 
-export function bindServer(adapter: SdkTaskStore, server: McpServer | Server): void {
+/** What attach binds: the adapter the server was created with, and the store behind it. */
+export interface BoundAdapter {
+  readonly store: TaskStore;
+}
+
+export function bindServer(adapter: BoundAdapter, server: McpServer | Server): void {
   const protocol = ('server' in server ? server.server : server) as unknown as ProtocolInternals;
   if (bound.has(protocol)) return;
   if (protocol._taskStore !== adapter) {
@@ -49,7 +54,7 @@ export function bindServer(adapter: SdkTaskStore, server: McpServer | Server): v
     );
   }
   const queue = protocol._taskMessageQueue;
-  protocol._waitForTaskUpdate = (taskId, signal, sessionId) => waitForTaskUpdate(adapter, queue, taskId, signal, sessionId);
+  protocol._waitForTaskUpdate = (taskId, signal, sessionId) => waitForTaskUpdate(adapter.store, queue, taskId, signal, sessionId);
 
   const bindTransport = (transport: Transport) => {
     const handle = transport.onmessage;
@@ -77,7 +82,7 @@ function isWaking(queue: TaskMessageQueue | undefined): queue is WakingTaskMessa
  * is cancelled.
  */
 async function waitForTaskUpdate(
-  adapter: SdkTaskStore,
+  store: TaskStore,
   queue: TaskMessageQueue | undefined,
   taskId: string,
   signal: AbortSignal,
@@ -91,7 +96,7 @@ async function waitForTaskUpdate(
   });
   const onAbort = () => done.abort();
   signal.addEventListener('abort', onAbort, { once: true });
-  const wakes: Promise<unknown>[] = [adapter.store.waitForCompletion(taskId, { signal: done.signal }), cancelled];
+  const wakes: Promise<unknown>[] = [store.waitForCompletion(taskId, { signal: done.signal }), cancelled];
   if (isWaking(queue)) wakes.push(queue.waitForMessage(taskId, sessionId, done.signal));
   // A queue that cannot announce messages is looked at again after a poll interval.
   else if (queue) wakes.push(new Promise((resolve) => setTimeout(resolve, 1000).unref()));
