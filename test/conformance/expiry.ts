@@ -219,6 +219,21 @@ export function expiryConformance(target: ConformanceTarget): void {
       expect(await store.reapExpired()).toStrictEqual({ tombstoned: 0, purged: 0 });
     });
 
+    it('a tombstone is kept for tombstoneRetentionMs after the task expired, and purged by the first pass after that', async () => {
+      const retention = 1_000;
+      const store = await open({ tombstoneRetentionMs: retention });
+      const doomed = await createTask(store, { ttlMs: 0, owner: 'alice' });
+      const expiredAt = Date.now();
+      await store.reapExpired();
+      await store.reapExpired();
+      if (Date.now() - expiredAt < retention) {
+        expect(await store.taskPresence(doomed.id), 'within the retention').toStrictEqual({ state: 'expired', owner: 'alice' });
+      }
+      await sleep(retention + 50);
+      await store.reapExpired();
+      expect(await store.taskPresence(doomed.id), 'after the retention').toStrictEqual({ state: 'missing' });
+    });
+
     it('a pass with nothing expired changes nothing', async () => {
       const store = await open({ tombstoneRetentionMs: 0 });
       const { id } = await createTask(store);

@@ -10,6 +10,7 @@ import {
   finish,
   listAllIds,
   mustGet,
+  sleep,
   useStores,
   type ConformanceTarget,
 } from './harness.js';
@@ -113,6 +114,23 @@ export function listingConformance(target: ConformanceTarget): void {
       expect((await pages(store, 3)).flat()).toStrictEqual(ids);
       expect((await pages(store, 1)).flat()).toStrictEqual(ids);
       expect((await store.listTasks({ limit: 1_000 })).tasks.map((t) => t.taskId)).toStrictEqual(ids);
+    });
+
+    it('lists tasks oldest first, by creation time rather than by id', async () => {
+      const store = await open();
+      const created: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        created.push((await createTask(store)).id);
+        // Each in a millisecond of its own: the order within one millisecond is the ids'.
+        await sleep(2);
+      }
+      // Random ids almost never come out in creation order by themselves.
+      expect([...created].sort()).not.toStrictEqual(created);
+      expect((await pages(store, 3)).flat()).toStrictEqual(created);
+      const listed = (await store.listTasks()).tasks;
+      expect(listed.map((task) => task.taskId)).toStrictEqual(created);
+      const times = listed.map((task) => Date.parse(task.createdAt));
+      expect([...times].sort((a, b) => a - b)).toStrictEqual(times);
     });
 
     it('a page exactly filled ends the walk cleanly', async () => {

@@ -5,7 +5,6 @@
  * nothing. maxTasks and maxRetainedBytes run only for targets that enforce them.
  */
 import { describe, expect, it } from 'vitest';
-import { RETENTION_FAILURE_ERROR } from '../../src/contract/messages.js';
 import type { RetentionLimits, TaskOwner } from '../../src/index.js';
 import {
   LONG_TTL,
@@ -30,6 +29,7 @@ import {
   useStores,
   within,
   type ConformanceTarget,
+  type ReapableTaskStore,
 } from './harness.js';
 
 const LIMIT = 512;
@@ -99,10 +99,11 @@ export function retentionConformance(target: ConformanceTarget): void {
         const snapshot = await mustSnapshot(store, id);
         for (const seen of [woken, snapshot]) {
           expect(seen.task.status).toBe('failed');
-          expect(seen.error).toStrictEqual(RETENTION_FAILURE_ERROR);
+          // tower-mcp's wire values, spelled out: a client sees exactly these.
+          expect(seen.error).toStrictEqual({ code: -32603, message: 'Task payload exceeded configured retention limits' });
           expect(seen.result).toBeNull();
           expect(JSON.stringify(seen), 'the rejected payload was retained').not.toContain(MARKER);
-          expect(seen.task.statusMessage?.startsWith('Task failed')).toBe(true);
+          expect(seen.task.statusMessage).toBe('Task failed: retention limit exceeded');
         }
         expect(await store.outstandingInputRequests(id)).toStrictEqual({});
         // It is terminal now, like any failed task.
@@ -122,6 +123,32 @@ export function retentionConformance(target: ConformanceTarget): void {
       await expectStoreError(store.setTaskMeta(id, sized(LIMIT + 1, (pad) => ({ pad }))), 'retention_limit_exceeded', 'oversized meta');
       expect(await observe(store, [id])).toStrictEqual(before);
       expect(await statusOf(store, id)).toBe('working');
+    });
+
+    it('a status message is measured as a JSON string: at the limit it is kept, one byte over changes nothing', async () => {
+      const store = await open({ limits });
+      const { id } = await createTask(store);
+      const fits = sized(LIMIT, (pad) => pad);
+      expect(await store.setStatus(id, 'working', fits)).toBe(true);
+      expect((await mustGet(store, id)).statusMessage).toBe(fits);
+      const over = sized(LIMIT + 1, (pad) => pad);
+      const before = await observe(store, [id]);
+      await expectStoreError(store.setStatus(id, 'working', over), 'retention_limit_exceeded', 'an oversized setStatus message');
+      await expectStoreError(store.requireInput(id, ask('k'), over), 'retention_limit_exceeded', 'an oversized requireInput message');
+      expect(await observe(store, [id])).toStrictEqual(before);
+    });
+
+    it('a cancellation reason that would make the message too large is replaced, and the task is cancelled still', async () => {
+      const store = await open({ limits });
+      const kept = await createTask(store);
+      const replaced = await createTask(store);
+      // The message is "Cancelled: <reason>", measured as a JSON string like any message.
+      const fitting = sized(LIMIT, (pad) => `Cancelled: ${pad}`).slice('Cancelled: '.length);
+      expect((await store.cancelTask(kept.id, fitting))?.statusMessage).toBe(`Cancelled: ${fitting}`);
+      const cancelled = await store.cancelTask(replaced.id, `${fitting}x`);
+      expect(cancelled?.status).toBe('cancelled');
+      expect(cancelled?.statusMessage).toBe('Task cancelled: retention limit exceeded');
+      expect((await mustGet(store, replaced.id)).statusMessage).toBe('Task cancelled: retention limit exceeded');
     });
 
     it('each input request is measured on its own: one at the limit parks the task, one byte over changes nothing', async () => {
@@ -258,6 +285,76 @@ export function retentionConformance(target: ConformanceTarget): void {
         const second = await createTask(store, { arguments: payload });
         expect(await listAllIds(store)).toStrictEqual([second.id]);
       });
+
+      it('every payload a task holds is charged, and what it stops holding is released', async () => {
+        const store = await open({ limits: { maxRetainedBytes: PROBE_BYTES, maxPayloadBytes: PROBE_BYTES } });
+        const held = () => retainedBytes(store);
+        const pad = (bytes: number) => sized(bytes, (padding) => ({ padding }));
+        expect(await held()).toBe(0);
+
+        const task = await createTask(store, { arguments: pad(100) });
+        expect(await held()).toBe(100);
+        await store.setTaskMeta(task.id, pad(40));
+        expect(await held()).toBe(140);
+        await store.setTaskMeta(task.id, pad(30));
+        expect(await held(), 'new meta replaces the old').toBe(130);
+
+        const question = sized(200, (padding) => elicit(padding));
+        const other = sized(300, (padding) => elicit(padding));
+        await store.requireInput(task.id, { a: question, b: other });
+        expect(await held()).toBe(630);
+        await store.applyInputResponses(task.id, { a: sized(60, (padding) => accept({ padding })) });
+        expect(await held(), 'an answer replaces its request').toBe(490);
+        await store.requireInput(task.id, { c: question });
+        expect(await held(), 'a new set of requests replaces the outstanding one').toBe(390);
+        await store.completeTask(task.id, sized(90, (padding) => resultText(padding)));
+        expect(await held(), 'finishing drops the outstanding requests').toBe(280);
+
+        const failed = await createTask(store, { arguments: pad(50) });
+        await store.failTask(failed.id, sized(60, (message) => ({ code: 1, message })));
+        expect(await held()).toBe(390);
+
+        const cancelled = await createTask(store, { arguments: pad(20) });
+        await store.requireInput(cancelled.id, { q: question });
+        await store.cancelTask(cancelled.id, 'stop');
+        expect(await held(), 'a cancellation drops the outstanding requests').toBe(410);
+
+        const overflowing = await createTask(store, { arguments: pad(35) });
+        await store.setTaskMeta(overflowing.id, pad(45));
+        await expectStoreError(store.completeTask(overflowing.id, sized(PROBE_BYTES + 1, (padding) => resultText(padding))), 'retention_limit_exceeded');
+        expect(await held(), 'a retention failure drops every payload of the task').toBe(410);
+
+        const expiring = await createTask(store, { arguments: pad(80) });
+        expect(await held()).toBe(490);
+        await store.setTtl(expiring.id, 0);
+        expect(await held(), 'an expired task is reclaimed rather than refusing a write').toBe(410);
+
+        expect(await store.discardTask(task.id)).toBe(true);
+        expect(await held()).toBe(130);
+        await store.discardTask(failed.id);
+        await store.discardTask(cancelled.id);
+        await store.discardTask(overflowing.id);
+        expect(await held()).toBe(0);
+      });
     });
+  }
+}
+
+const PROBE_BYTES = 10_000;
+
+/**
+ * What the store holds against a `maxRetainedBytes` of {@link PROBE_BYTES}, read from the refusal
+ * of a task with arguments of exactly that size: its message states the total the task would bring.
+ */
+async function retainedBytes(store: ReapableTaskStore): Promise<number> {
+  const probe = sized(PROBE_BYTES, (padding) => ({ padding }));
+  try {
+    const { taskId } = await store.createTask({ toolName: 'probe', arguments: probe });
+    await store.discardTask(taskId);
+    return 0;
+  } catch (error) {
+    const total = /retained payloads to (\d+) bytes/.exec((error as Error).message);
+    if (!total) throw error;
+    return Number(total[1]) - PROBE_BYTES;
   }
 }
