@@ -1,0 +1,132 @@
+/**
+ * `npm run test:mutation`: StrykerJS mutates the source and runs the tests against every mutant,
+ * one run per target (`test/mutation/stryker.<target>.config.mjs`):
+ *   - `memory`: the contract and the memory store, against the tests that need no database;
+ *   - `postgres`: the PostgreSQL store, against its own tests. The run gets one PostgreSQL server:
+ *     TEST_DATABASE_URL when set, else DATABASE_URL, else a throwaway embedded PostgreSQL.
+ * Each run takes tens of minutes on 2 cores, so CI does not run it. The per-file scores are printed
+ * and written into docs/MUTATION.md; Stryker's HTML reports (every surviving mutant, in place) are
+ * left in .scratch/mutation/.
+ */
+import { spawn } from 'node:child_process';
+import { cpus } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openScriptDatabase, type ScriptDatabase } from './database.js';
+import { parseOptions } from './bench/options.js';
+
+const TARGETS = ['memory', 'postgres'] as const;
+type Target = (typeof TARGETS)[number];
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const PAGE = join(ROOT, 'docs', 'MUTATION.md');
+const START = '<!-- mutation-results:start -->';
+const END = '<!-- mutation-results:end -->';
+
+/** Stryker's report (mutation-testing-report-schema), the part read here. */
+interface MutationReport {
+  files: Record<string, { mutants: { status: string }[] }>;
+}
+
+interface FileScore {
+  file: string;
+  killed: number;
+  timedOut: number;
+  survived: number;
+  noCoverage: number;
+  /** Killed or timed out, out of every mutant that compiled and ran (Stryker's mutation score). */
+  score: number;
+}
+
+const options = parseOptions('npm run test:mutation -- [--only=memory,postgres]', { only: TARGETS.join(',') });
+const chosen = options.only.split(',').map((name) => name.trim()) as Target[];
+for (const name of chosen) if (!TARGETS.includes(name)) throw new Error(`unknown target ${name}: ${TARGETS.join(' or ')}`);
+
+let database: ScriptDatabase | null = null;
+try {
+  for (const target of chosen) {
+    const env = { ...process.env };
+    if (target === 'postgres' && !env.TEST_DATABASE_URL) {
+      database ??= await openScriptDatabase();
+      console.log(`database: ${database.description}`);
+      env.TEST_DATABASE_URL = database.connectionString;
+    }
+    const startedAt = performance.now();
+    await runStryker(target, env);
+    const minutes = (performance.now() - startedAt) / 60_000;
+    const scores = scoresOf(JSON.parse(readFileSync(join(ROOT, '.scratch', 'mutation', `${target}.json`), 'utf8')));
+    const table = renderTable(target, scores, minutes);
+    console.log(`\n${table}`);
+    recordOnPage(target, table);
+  }
+} finally {
+  await database?.stop();
+}
+
+function runStryker(target: Target, env: NodeJS.ProcessEnv): Promise<void> {
+  const config = join('test', 'mutation', `stryker.${target}.config.mjs`);
+  return new Promise((resolve, reject) => {
+    const child = spawn('npx', ['stryker', 'run', config], { cwd: ROOT, env, stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`stryker (${target}) exited with ${signal ?? code}`)),
+    );
+  });
+}
+
+function scoresOf(report: MutationReport): FileScore[] {
+  return Object.entries(report.files)
+    .map(([file, { mutants }]) => {
+      const count = (status: string) => mutants.filter((mutant) => mutant.status === status).length;
+      const killed = count('Killed');
+      const timedOut = count('Timeout');
+      const survived = count('Survived');
+      const noCoverage = count('NoCoverage');
+      const ran = killed + timedOut + survived + noCoverage;
+      return { file, killed, timedOut, survived, noCoverage, score: ran === 0 ? 100 : ((killed + timedOut) / ran) * 100 };
+    })
+    .sort((a, b) => a.file.localeCompare(b.file));
+}
+
+function renderTable(target: Target, scores: FileScore[], minutes: number): string {
+  const total = scores.reduce(
+    (sum, file) => ({
+      killed: sum.killed + file.killed,
+      timedOut: sum.timedOut + file.timedOut,
+      survived: sum.survived + file.survived,
+      noCoverage: sum.noCoverage + file.noCoverage,
+    }),
+    { killed: 0, timedOut: 0, survived: 0, noCoverage: 0 },
+  );
+  const detected = total.killed + total.timedOut;
+  const all = detected + total.survived + total.noCoverage;
+  const row = (name: string, s: Omit<FileScore, 'file' | 'score'>, score: number) =>
+    `| ${name} | ${s.killed} | ${s.timedOut} | ${s.survived} | ${s.noCoverage} | ${score.toFixed(1)} % |`;
+  return [
+    `### ${target}`,
+    '',
+    `${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} cores, ${minutes.toFixed(0)} min.`,
+    '',
+    '| file | killed | timed out | survived | no coverage | score |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...scores.map((file) => row(`\`${file.file}\``, file, file.score)),
+    row('**all**', total, all === 0 ? 100 : (detected / all) * 100),
+  ].join('\n');
+}
+
+/** Replaces this target's table between the page's markers, keeping the other target's. */
+function recordOnPage(target: Target, table: string): void {
+  const page = readFileSync(PAGE, 'utf8');
+  const start = page.indexOf(START);
+  const end = page.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`${PAGE} lost its ${START} … ${END} markers`);
+  const tables = new Map<string, string>();
+  for (const section of page.slice(start + START.length, end).split(/^(?=### )/m)) {
+    const name = /^### (\w+)/.exec(section.trim())?.[1];
+    if (name) tables.set(name, section.trim());
+  }
+  tables.set(target, table);
+  const body = TARGETS.filter((name) => tables.has(name)).map((name) => tables.get(name)).join('\n\n');
+  writeFileSync(PAGE, `${page.slice(0, start + START.length)}\n${body}\n${page.slice(end)}`);
+}
