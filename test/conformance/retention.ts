@@ -125,6 +125,33 @@ export function retentionConformance(target: ConformanceTarget): void {
       expect(await statusOf(store, id)).toBe('working');
     });
 
+    it('a refusal for size names the payload, its size and the limit, and nothing of its content', async () => {
+      const store = await open({ limits });
+      const { id } = await createTask(store);
+      const over = LIMIT + 1;
+      // "at least": a value certainly too large is refused from a lower bound of its size, unserialized.
+      const message = (what: string) => new RegExp(`^${what.replace('.', '\\.')} is (at least )?${over} bytes as JSON, over the store's limit of ${LIMIT} bytes$`);
+      const pad = (padding: string) => ({ padding: MARKER + padding });
+      const refusals: [string, Promise<unknown>][] = [
+        ['arguments', createTask(store, { arguments: sized(over, pad) })],
+        ['meta', store.setTaskMeta(id, sized(over, pad))],
+        ['message', store.setStatus(id, 'working', sized(over, (padding) => MARKER + padding))],
+        ['requests.big', store.requireInput(id, { big: sized(over, (padding) => elicit(MARKER + padding)) })],
+      ];
+      for (const [what, call] of refusals) {
+        const error = await expectStoreError(call, 'retention_limit_exceeded', what);
+        expect(error.message).toMatch(message(what));
+      }
+      await store.requireInput(id, ask('k'));
+      const answer = await expectStoreError(store.applyInputResponses(id, { k: sized(over, (padding) => accept({ padding })) }), 'retention_limit_exceeded');
+      expect(answer.message).toMatch(message('responses.k'));
+      const result = await expectStoreError(store.completeTask(id, sized(over, (padding) => resultText(MARKER + padding))), 'retention_limit_exceeded');
+      expect(result.message).toMatch(message('result'));
+      const other = await createTask(store);
+      const error = await expectStoreError(store.failTask(other.id, sized(over, (padding) => ({ code: 1, message: MARKER + padding }))), 'retention_limit_exceeded');
+      expect(error.message).toMatch(message('error'));
+    });
+
     it('a status message is measured as a JSON string: at the limit it is kept, one byte over changes nothing', async () => {
       const store = await open({ limits });
       const { id } = await createTask(store);
