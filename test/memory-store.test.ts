@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryTaskStore } from '../src/memory/memory-task-store.js';
 import { TaskStoreError } from '../src/index.js';
 import { runTaskStoreConformance } from './conformance/task-store-conformance.js';
+import { eventually, sleep } from './support/time.js';
 
 runTaskStoreConformance({
   name: 'MemoryTaskStore',
@@ -20,6 +21,36 @@ describe('MemoryTaskStore defaults', () => {
       );
       expect(refused).toBeInstanceOf(TaskStoreError);
       expect((refused as TaskStoreError).kind).toBe('retention_limit_exceeded');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('MemoryTaskStore on its own clock', () => {
+  it('runs a cleanup pass every tombstoneRetentionMs by itself: an expired task is tombstoned, then purged', async () => {
+    const store = new MemoryTaskStore({ tombstoneRetentionMs: 100 });
+    try {
+      const { taskId } = await store.createTask({ toolName: 'tool', ttlMs: 0, owner: 'alice' });
+      expect(await store.taskPresence(taskId)).toStrictEqual({ state: 'expired', owner: 'alice' });
+      await eventually('the automatic passes purging the tombstone', async () => (await store.taskPresence(taskId)).state === 'missing');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('setTtl into the past raises the token and wakes waiters before it returns', async () => {
+    const store = new MemoryTaskStore();
+    try {
+      const { taskId, token } = await store.createTask({ toolName: 'tool' });
+      let woken: unknown = 'not yet';
+      void store.waitForCompletion(taskId).then((outcome) => (woken = outcome));
+      await sleep(5);
+      await store.setTtl(taskId, 0);
+      expect(token.isCancelled).toBe(true);
+      expect(token.signal.reason).toBe('expired');
+      await Promise.resolve();
+      expect(woken).toBeNull();
     } finally {
       await store.close();
     }

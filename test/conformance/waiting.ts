@@ -3,6 +3,7 @@
  * snapshot) or expires (null). Only a terminal state ends a wait with a snapshot: a running
  * task's snapshot is never returned, not on abort and not on a cancellation signal alone.
  */
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
   FINISHED_STATUS,
@@ -192,6 +193,50 @@ export function waitingConformance(target: ConformanceTarget): void {
       controller.abort(new Error('after the fact'));
       // Aborting after the wait ended changes nothing.
       expectTerminalSnapshot(await waiter, 'failed');
+    });
+
+    it('a discarded task\'s waiters wake with null, as for a task that no longer exists', async () => {
+      const store = await open();
+      const { id } = await createTask(store);
+      const waiters = [store.waitForCompletion(id), store.waitForCompletion(id)];
+      await sleep(20);
+      expect(await store.discardTask(id)).toBe(true);
+      expect(await within('the waiters waking', Promise.all(waiters))).toStrictEqual([null, null]);
+    });
+
+    it('each waiter gets a snapshot of its own: changing one changes neither the other nor the task', async () => {
+      const store = await open();
+      const { id } = await createTask(store);
+      const waiters = [store.waitForCompletion(id), store.waitForCompletion(id)];
+      await sleep(20);
+      await store.completeTask(id, resultText('done'));
+      const [first, second] = await within('the waiters waking', Promise.all(waiters));
+      expectTerminalSnapshot(first!, 'completed').result!.content.push({ type: 'text', text: 'tampered' });
+      expect(second!.result).toStrictEqual(resultText('done'));
+      expect((await store.getTaskResult(id))!.result).toStrictEqual(resultText('done'));
+    });
+
+    it('a wait leaves no listener on the caller\'s signal once it ends, however it ends', async () => {
+      const store = await open();
+      const signal = new AbortController().signal;
+      const listeners = () => getEventListeners(signal, 'abort').length;
+      const settled = await createTask(store);
+      const settledWait = store.waitForCompletion(settled.id, { signal });
+      const discarded = await createTask(store);
+      const discardedWait = store.waitForCompletion(discarded.id, { signal });
+      await sleep(20);
+      await store.completeTask(settled.id, resultText('done'));
+      await store.discardTask(discarded.id);
+      await within('the waits ending', Promise.all([settledWait, discardedWait]));
+      expect(listeners()).toBe(0);
+
+      const aborting = new AbortController();
+      const aborted = await createTask(store);
+      const abortedWait = store.waitForCompletion(aborted.id, { signal: aborting.signal });
+      await sleep(20);
+      aborting.abort(new Error('stop'));
+      await expect(abortedWait).rejects.toThrow('stop');
+      expect(getEventListeners(aborting.signal, 'abort')).toHaveLength(0);
     });
 
     it('closing the store rejects a pending wait with a backend error, and every later call too', async () => {
