@@ -313,6 +313,31 @@ export function retentionConformance(target: ConformanceTarget): void {
         expect(await listAllIds(store)).toStrictEqual([second.id]);
       });
 
+      it('a store filled to the byte still takes writes that replace what a task holds with no more', async () => {
+        const store = await open({ limits: { maxRetainedBytes: 1_000, maxPayloadBytes: 1_000 } });
+        const pad = (bytes: number) => sized(bytes, (padding) => ({ padding }));
+        const question = (bytes: number) => sized(bytes, (padding) => elicit(padding));
+        const { id } = await createTask(store, { arguments: pad(400) });
+        await store.requireInput(id, { a: question(300) });
+        expect(await store.setTaskMeta(id, pad(300))).toBe(true);
+        const full = async (what: string) => {
+          const refusal = await expectStoreError(store.createTask({ toolName: 'probe' }), 'retention_limit_exceeded', what);
+          expect(refusal.message).toBe("this would bring the store's retained payloads to 1004 bytes as JSON, over its limit of 1000 bytes");
+        };
+        await full('a task with null arguments in a store holding 1000 bytes');
+
+        expect(await store.setTaskMeta(id, sized(300, (padding) => ({ other: padding }))), 'meta of the same size').toBe(true);
+        expect(await store.requireInput(id, { b: question(300) }), 'requests of the same size').toBe(true);
+        expect(await store.applyInputResponses(id, { b: sized(300, (padding) => accept({ padding })) })).toStrictEqual({ accepted: ['b'], ignored: [], stillOutstanding: [], complete: true });
+        await full('after an answer the size of its question');
+
+        await expectStoreError(store.requireInput(id, { c: question(300) }), 'retention_limit_exceeded', 'a request that would overfill');
+        expect(await store.setTaskMeta(id, {})).toBe(true);
+        await store.requireInput(id, { c: question(298) });
+        expect(await store.completeTask(id, sized(298, (padding) => resultText(padding))), 'a result the size of the requests it drops').toBe(true);
+        await full('after the completion');
+      });
+
       it('every payload a task holds is charged, and what it stops holding is released', async () => {
         const store = await open({ limits: { maxRetainedBytes: PROBE_BYTES, maxPayloadBytes: PROBE_BYTES } });
         const held = () => retainedBytes(store);
