@@ -123,8 +123,9 @@ export function lifecycleConformance(target: ConformanceTarget): void {
     it('an unknown task id reads as absent everywhere, and every transition answers not-applied', async () => {
       const store = await open();
       const { id: existing } = await createTask(store);
-      // A fresh random id, a malformed one, and a real id with its case changed all name no task.
-      for (const id of [unknownId(), 'not-a-task-id', '', existing.toUpperCase()]) {
+      // A fresh random id, a malformed one, a real id with its case changed or with anything
+      // around it: all name no task.
+      for (const id of [unknownId(), 'not-a-task-id', '', existing.toUpperCase(), `x${existing}`, `${existing}0`, ` ${existing}`]) {
         expect(await store.getTask(id), id).toBeNull();
         expect(await store.getTaskResult(id), id).toBeNull();
         expect(await store.taskOwner(id), id).toBeNull();
