@@ -122,6 +122,26 @@ describe('DeadlineQueue on fake timers', () => {
     }
   });
 
+  // Seeded random schedules with random cancellations reach heap shapes no hand-picked case does
+  // (such as a replacement that must move up past its new parent).
+  it('fires in deadline order for random schedules with random cancellations', () => {
+    let seed = 12345;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    for (let trial = 0; trial < 200; trial++) {
+      const queue = new DeadlineQueue();
+      const start = Date.now();
+      const offsets = Array.from({ length: 5 + random(40) }, () => 1 + random(100));
+      const fired: number[] = [];
+      const cancels = offsets.map((offset, label) => queue.schedule(start + offset, () => fired.push(label)));
+      const cancelled = new Set(offsets.map(() => random(offsets.length)).slice(0, random(offsets.length)));
+      for (const label of cancelled) cancels[label]!();
+      vi.advanceTimersByTime(200);
+      const kept = offsets.map((_, label) => label).filter((label) => !cancelled.has(label));
+      expect(fired.map((label) => offsets[label]), `trial ${trial}`).toEqual(kept.map((label) => offsets[label]!).sort((a, b) => a - b));
+      expect([...fired].sort((a, b) => a - b)).toEqual(kept);
+    }
+  });
+
   it('cancelling after some have fired removes exactly the ones cancelled', () => {
     const queue = new DeadlineQueue();
     const { fired, cancels } = scheduleAll(queue);

@@ -38,6 +38,10 @@ describe('sameJson', () => {
     expect(sameJson(0, false)).toBe(false);
     expect(sameJson({ a: 1 }, 1)).toBe(false);
     expect(sameJson('a', { a: 1 })).toBe(false);
+    // A primitive has no entries, like {}: still not the same JSON.
+    expect(sameJson(1, {})).toBe(false);
+    expect(sameJson('', {})).toBe(false);
+    expect(sameJson({}, true)).toBe(false);
   });
 
   it('tells objects with different keys or key counts apart, either way round', () => {
