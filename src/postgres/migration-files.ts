@@ -9,6 +9,12 @@ import { notificationChannel, quoteIdentifier, quoteLiteral } from './schema-nam
 
 export const MIGRATIONS_DIRECTORY = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
+/**
+ * The schema the migrations create, as schema-snapshot.ts writes it: shipped beside them, and no
+ * migration, since only `NNNN_name.sql` files are.
+ */
+export const SCHEMA_SNAPSHOT_FILE = join(MIGRATIONS_DIRECTORY, 'schema.snapshot');
+
 /** Kysely's bookkeeping tables live in the store's own schema, so two schemas never interfere. */
 export const MIGRATION_TABLE = 'kysely_migration';
 export const MIGRATION_LOCK_TABLE = 'kysely_migration_lock';
