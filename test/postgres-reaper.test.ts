@@ -174,7 +174,7 @@ describe('tombstones', () => {
     const purger = await openStore(schema, { reaper: { intervalMs: HOUR_MS, tombstoneRetentionMs: 0 } });
 
     const { taskId } = await store.createTask({
-      toolName: 'secret-tool',
+      toolName: 'visible-tool', // history names the tool, by design
       arguments: { secret: 'secret-arguments' },
       owner: 'bob',
       ttlMs: 60_000,
