@@ -560,7 +560,7 @@ describe('options', () => {
     expectStoreError(await constructionError({ connectionString: '' }), 'invalid_input');
   });
 
-  test.each<[string, { intervalMs?: number; tombstoneRetentionMs?: number; batchSize?: number }]>([
+  test.each<[string, { intervalMs?: number; tombstoneRetentionMs?: number; historyRetentionMs?: number; batchSize?: number }]>([
     ['batchSize 0', { batchSize: 0 }],
     ['batchSize -1', { batchSize: -1 }],
     ['batchSize 1.5', { batchSize: 1.5 }],
@@ -569,6 +569,10 @@ describe('options', () => {
     ['tombstoneRetentionMs -1', { tombstoneRetentionMs: -1 }],
     ['tombstoneRetentionMs NaN', { tombstoneRetentionMs: Number.NaN }],
     ['tombstoneRetentionMs past what PostgreSQL can subtract from now()', { tombstoneRetentionMs: Number.MAX_SAFE_INTEGER }],
+    ['historyRetentionMs -1', { historyRetentionMs: -1 }],
+    ['historyRetentionMs 1.5', { historyRetentionMs: 1.5 }],
+    ['historyRetentionMs NaN', { historyRetentionMs: Number.NaN }],
+    ['historyRetentionMs past what PostgreSQL can subtract from now()', { historyRetentionMs: Number.MAX_SAFE_INTEGER }],
   ])('reaper %s is refused with invalid_input', async (_, reaper) => {
     const error = await constructionError({ pool: resources.admin, listen: false, reaper });
     expectStoreError(error, 'invalid_input');

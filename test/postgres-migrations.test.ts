@@ -6,9 +6,11 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createPool } from '../src/postgres/pool.js';
+import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import { createPool, dialectPool } from '../src/postgres/pool.js';
 import { describe, expect, test } from 'vitest';
-import { migrate, PostgresTaskStore, TaskStoreError, type PostgresTaskStoreOptions } from '../src/index.js';
+import { generateTaskId, migrate, PostgresTaskStore, TaskStoreError, type PostgresTaskStoreOptions } from '../src/index.js';
+import { migratorOptions } from '../src/postgres/migrate.js';
 import { notificationChannel } from '../src/postgres/schema-name.js';
 import { useTestResources } from './support/postgres-stores.js';
 import { useTestDatabase } from './support/test-database.js';
@@ -16,18 +18,27 @@ import { eventually, stillPending, within } from './support/time.js';
 
 const database = useTestDatabase();
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Tables and views. */
 const EXPECTED_TABLES = [
   'input_requests',
   'kysely_migration',
   'kysely_migration_lock',
+  'reaper_activity',
   'task_history',
   'task_messages',
   'task_sessions',
+  'task_summaries',
+  'task_transitions',
   'tasks',
   'tombstones',
 ];
 /** Every migration in migrations/, in order. */
-const ALL_MIGRATIONS = ['0001_tasks', '0002_sdk_sessions_and_messages', '0003_announce_resumed_tasks'];
+const ALL_MIGRATIONS = [
+  '0001_tasks',
+  '0002_sdk_sessions_and_messages',
+  '0003_announce_resumed_tasks',
+  '0004_task_history_views',
+];
 
 const resources = useTestResources(database);
 const openStores = resources.stores;
@@ -195,6 +206,69 @@ describe('migrate', () => {
     });
     expect(await other.completeTask(taskId, { content: [] })).toBe(true);
     expect((await within('the waiter waking', waiting))?.task.status).toBe('completed');
+  });
+});
+
+describe('migration 0004 on a schema at 0003', () => {
+  test('copies tool and owner into the history from the tasks and tombstones; until then a store says 0004 is pending', async () => {
+    const schema = schemaName('at_0003');
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: dialectPool(resources.admin, { preparedStatements: false }) }) });
+    try {
+      const { error } = await new Migrator({ db, ...migratorOptions(schema) }).migrateTo('0003_announce_resumed_tasks');
+      expect(error).toBeUndefined();
+    } finally {
+      await db.destroy(); // leaves the admin pool open: dialectPool never ends it
+    }
+
+    // What a 0003 store leaves: a live task, an expired one's tombstone, and their history rows;
+    // and a row with nothing left to copy from.
+    const [live, expired, orphan] = [generateTaskId(), generateTaskId(), generateTaskId()];
+    await resources.admin.query(
+      `INSERT INTO ${schema}.tasks (task_id, owner, tool_name, arguments, status, previous_status, status_message, created_at, last_updated_at)
+       VALUES ($1, 'alice', 'render', '{}', 'input_required', 'working', 'which format?', now() - interval '1 minute', now())`,
+      [live],
+    );
+    await resources.admin.query(`INSERT INTO ${schema}.tombstones (task_id, owner, expired_at) VALUES ($1, 'bob', now())`, [expired]);
+    await resources.admin.query(
+      `INSERT INTO ${schema}.task_history (task_id, at, from_status, to_status, message) VALUES
+         ($1, now() - interval '1 minute', NULL, 'working', 'Task started'),
+         ($1, now(), 'working', 'input_required', 'which format?'),
+         ($2, now() - interval '2 minutes', NULL, 'working', 'Task started'),
+         ($2, now() - interval '1 minute', 'working', 'completed', 'Task completed'),
+         ($3, now(), NULL, 'working', 'Task started')`,
+      [live, expired, orphan],
+    );
+
+    // This version's store writes the new columns: on a schema without them, it says what to do.
+    const store = openStore({ schema });
+    const behind = await store.createTask({ toolName: 'too-early' }).catch((error: unknown) => error);
+    expect(behind).toMatchObject({ kind: 'backend' });
+    expect((behind as Error).message).toContain('not applied: 0004_task_history_views');
+
+    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ['0004_task_history_views'] });
+    const { rows: history } = await resources.admin.query(`SELECT task_id, tool_name, owner FROM ${schema}.task_history ORDER BY id`);
+    expect(history).toEqual([
+      { task_id: live, tool_name: 'render', owner: 'alice' },
+      { task_id: live, tool_name: 'render', owner: 'alice' },
+      { task_id: expired, tool_name: null, owner: 'bob' },
+      { task_id: expired, tool_name: null, owner: 'bob' },
+      { task_id: orphan, tool_name: null, owner: null },
+    ]);
+    const { rows: summaries } = await resources.admin.query(
+      `SELECT task_id, tool_name, owner, status, transitions::int, live FROM ${schema}.task_summaries ORDER BY task_id`,
+    );
+    expect(summaries).toEqual(
+      [
+        { task_id: live, tool_name: 'render', owner: 'alice', status: 'input_required', transitions: 2, live: true },
+        { task_id: expired, tool_name: null, owner: 'bob', status: 'completed', transitions: 2, live: false },
+        { task_id: orphan, tool_name: null, owner: null, status: 'working', transitions: 1, live: false },
+      ].sort((a, b) => (a.task_id < b.task_id ? -1 : 1)),
+    );
+
+    // And the store works on the migrated schema, its rows carrying both columns.
+    const { taskId } = await store.createTask({ toolName: 'after', owner: 'carol' });
+    const { rows: created } = await resources.admin.query(`SELECT tool_name, owner FROM ${schema}.task_history WHERE task_id = $1`, [taskId]);
+    expect(created).toEqual([{ tool_name: 'after', owner: 'carol' }]);
   });
 });
 

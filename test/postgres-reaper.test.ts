@@ -1,7 +1,8 @@
 /**
  * The reaper of PostgresTaskStore: expired rows become tombstones (owner and id kept, content
- * gone), tombstones are purged after their retention window, concurrent reapers never tombstone a
- * row twice, and a pass never waits on a row that live traffic holds.
+ * gone), tombstones are purged after their retention window (the history stays: its own phase is
+ * tested in postgres-history.test.ts), concurrent reapers never tombstone a row twice, and a pass
+ * never waits on a row that live traffic holds.
  *
  * Every test works in a schema of its own, so counts returned by a pass are exact.
  */
@@ -11,7 +12,7 @@ import {
   PostgresTaskStore,
   TaskStoreError,
   type PostgresTaskStoreOptions,
-  type ReapResult,
+  type ReaperPass,
 } from '../src/index.js';
 import { useTestResources } from './support/postgres-stores.js';
 import { useTestDatabase } from './support/test-database.js';
@@ -75,14 +76,14 @@ async function insertExpiredTasks(schema: string, n: number): Promise<void> {
 }
 
 /** Collects every pass the store reports from now on. */
-function recordPasses(store: PostgresTaskStore): { passes: (ReapResult | Error)[]; stop: () => void } {
-  const passes: (ReapResult | Error)[] = [];
+function recordPasses(store: PostgresTaskStore): { passes: (ReaperPass | Error)[]; stop: () => void } {
+  const passes: (ReaperPass | Error)[] = [];
   const stop = store.onReaperPass((outcome) => passes.push(outcome));
   return { passes, stop };
 }
 
 /** Resolves once the store reports a pass for which `predicate` holds. */
-function passWhere(store: PostgresTaskStore, predicate: (outcome: ReapResult | Error) => boolean): Promise<ReapResult | Error> {
+function passWhere(store: PostgresTaskStore, predicate: (outcome: ReaperPass | Error) => boolean): Promise<ReaperPass | Error> {
   return new Promise((resolve) => {
     const stop = store.onReaperPass((outcome) => {
       if (!predicate(outcome)) return;
@@ -168,13 +169,13 @@ describe('tombstones', () => {
     expect(forever.token.isCancelled).toBe(false);
   });
 
-  test('a tombstone keeps the task id and owner and nothing else; input requests go with the row, history at purge', async () => {
+  test('a tombstone keeps the task id and owner and nothing else; input requests go with the row, history outlives the purge', async () => {
     const schema = await freshSchema();
     const store = await openStore(schema, { reaper: { intervalMs: HOUR_MS } });
     const purger = await openStore(schema, { reaper: { intervalMs: HOUR_MS, tombstoneRetentionMs: 0 } });
 
     const { taskId } = await store.createTask({
-      toolName: 'secret-tool',
+      toolName: 'visible-tool', // history names the tool, by design
       arguments: { secret: 'secret-arguments' },
       owner: 'bob',
       ttlMs: 60_000,
@@ -228,26 +229,26 @@ describe('tombstones', () => {
       expect(rows[0]!.n, `rows of ${table_name} mentioning the payload`).toBe(0);
     }
 
-    // History is kept with the tombstone and goes at purge.
+    // History is kept with the tombstone and after its purge, for its own retention (7 days).
     expect(await count(schema, 'task_history', taskId)).toBe(historyBefore);
     expect(await purger.reapExpired()).toEqual({ tombstoned: 0, purged: 1 });
     expect(await count(schema, 'tombstones', taskId)).toBe(0);
-    expect(await count(schema, 'task_history', taskId)).toBe(0);
+    expect(await count(schema, 'task_history', taskId)).toBe(historyBefore);
     expect(await store.taskPresence(taskId)).toEqual({ state: 'missing' });
   });
 
-  test('a purge removes only the purged tasks’ history', async () => {
+  test('a purge leaves the history of every task alone, purged or live', async () => {
     const schema = await freshSchema();
     const store = await openStore(schema, { reaper: { intervalMs: HOUR_MS, tombstoneRetentionMs: 0 } });
     const live = await store.createTask({ toolName: 'live', ttlMs: 60_000 });
     await store.setStatus(live.taskId, 'input_required', 'a question');
     const expired = await store.createTask({ toolName: 'expired', ttlMs: 0 });
-    const liveHistory = await count(schema, 'task_history', live.taskId);
-    expect(liveHistory).toBe(2);
+    expect(await count(schema, 'task_history', live.taskId)).toBe(2);
 
     expect(await store.reapExpired()).toEqual({ tombstoned: 1, purged: 1 });
-    expect(await count(schema, 'task_history', expired.taskId)).toBe(0);
-    expect(await count(schema, 'task_history', live.taskId)).toBe(liveHistory);
+    expect(await count(schema, 'tombstones', expired.taskId)).toBe(0);
+    expect(await count(schema, 'task_history', expired.taskId)).toBe(1);
+    expect(await count(schema, 'task_history', live.taskId)).toBe(2);
   });
 });
 
@@ -281,21 +282,25 @@ describe('concurrent reapers', () => {
     expect(await b.reapExpired()).toEqual({ tombstoned: 0, purged: 0 });
   });
 
-  test('a pass still tombstones the expired rows while another instance’s pass is busy purging', async () => {
+  test('a pass still tombstones the expired rows while another instance’s pass is busy deleting history', async () => {
     const schema = await freshSchema();
     const tombstoner = await openStore(schema, { reaper: { intervalMs: HOUR_MS, batchSize: 100 } });
-    const purger = await openStore(schema, { reaper: { intervalMs: HOUR_MS, batchSize: 100, tombstoneRetentionMs: 0 } });
+    const purger = await openStore(schema, { reaper: { intervalMs: HOUR_MS, batchSize: 100, historyRetentionMs: 0 } });
 
-    // A tombstone due for purging whose history row another transaction holds: the purger's pass
-    // gets as far as deleting that history and waits there, inside its purge phase.
+    // The timeline of a task long gone, whose second row another transaction holds: the purger's
+    // pass gets as far as deleting that timeline and waits there, inside its history phase.
     const stuck = 'f'.repeat(32);
-    await resources.admin.query(`INSERT INTO ${schema}.tombstones (task_id, owner, expired_at) VALUES ($1, NULL, now() - interval '1 second')`, [stuck]);
-    await resources.admin.query(`INSERT INTO ${schema}.task_history (task_id, at, from_status, to_status, message) VALUES ($1, now(), NULL, 'working', NULL)`, [stuck]);
+    await resources.admin.query(
+      `INSERT INTO ${schema}.task_history (task_id, tool_name, owner, at, from_status, to_status, message)
+       VALUES ($1, 'gone', NULL, now() - interval '1 second', NULL, 'working', NULL),
+              ($1, 'gone', NULL, now(), 'working', 'completed', NULL)`,
+      [stuck],
+    );
     const blocker = await resources.client();
     await blocker.query('BEGIN');
-    await blocker.query(`SELECT 1 FROM ${schema}.task_history WHERE task_id = $1 FOR UPDATE`, [stuck]);
+    await blocker.query(`SELECT 1 FROM ${schema}.task_history WHERE task_id = $1 AND from_status IS NOT NULL FOR UPDATE`, [stuck]);
     const purging = purger.reapExpired();
-    await eventually('the purger waiting inside its purge phase', async () => {
+    await eventually('the purger waiting inside its history phase', async () => {
       const { rows } = await resources.admin.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%task_history%'`,
@@ -314,6 +319,7 @@ describe('concurrent reapers', () => {
     // Neither pass may end with expired rows left that nobody is reaping.
     expect(fromTombstoner.tombstoned + fromPurger.tombstoned).toBe(3000);
     expect(await count(schema, 'tasks')).toBe(0);
+    expect(await count(schema, 'task_history', stuck)).toBe(0);
   });
 
   test('a token held by one instance is raised when another instance’s reaper tombstones the task', async () => {
@@ -421,7 +427,7 @@ describe('the automatic reaper', () => {
     const reaped = passWhere(store, (outcome) => !(outcome instanceof Error) && outcome.tombstoned > 0);
     const { taskId } = await store.createTask({ toolName: 'expired', ttlMs: 0, owner: 'dave' });
 
-    expect(await within('an automatic pass tombstoning the task', reaped)).toEqual({ tombstoned: 1, purged: 0 });
+    expect(await within('an automatic pass tombstoning the task', reaped)).toEqual({ tombstoned: 1, purged: 0, historyPurged: 0 });
     expect(await count(schema, 'tasks', taskId)).toBe(0);
     expect(await count(schema, 'tombstones', taskId)).toBe(1);
     expect(await store.taskPresence(taskId)).toEqual({ state: 'expired', owner: 'dave' });
@@ -454,7 +460,7 @@ describe('the automatic reaper', () => {
     expect(await count(schema, 'tombstones')).toBe(0);
 
     expect(await store.reapExpired()).toEqual({ tombstoned: 3, purged: 0 });
-    expect(passes).toEqual([{ tombstoned: 3, purged: 0 }]);
+    expect(passes).toEqual([{ tombstoned: 3, purged: 0, historyPurged: 0 }]);
     await sleep(100);
     expect(passes).toHaveLength(1);
   });
@@ -465,7 +471,7 @@ describe('the automatic reaper', () => {
     const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: { intervalMs: HOUR_MS } });
     openStores.push(store);
     const firstPass = new Promise((resolve) => store.onReaperPass(resolve));
-    expect(await within('the start-up pass', firstPass)).toEqual({ tombstoned: 3, purged: 0 });
+    expect(await within('the start-up pass', firstPass)).toEqual({ tombstoned: 3, purged: 0, historyPurged: 0 });
     expect(await count(schema, 'tasks')).toBe(0);
   });
 
@@ -483,23 +489,26 @@ describe('the automatic reaper', () => {
 });
 
 describe('onReaperPass', () => {
-  test('reports each pass with the counts it returned, until unsubscribed', async () => {
+  test('reports each pass with the counts it returned and the history it purged, until unsubscribed', async () => {
     const schema = await freshSchema();
-    const store = await openStore(schema, { reaper: { intervalMs: HOUR_MS, tombstoneRetentionMs: 0 } });
+    const store = await openStore(schema, {
+      reaper: { intervalMs: HOUR_MS, tombstoneRetentionMs: 0, historyRetentionMs: 0 },
+    });
     const first = recordPasses(store);
     const second = recordPasses(store);
 
     await store.createTask({ toolName: 'expired', ttlMs: 0 });
     await store.createTask({ toolName: 'expired', ttlMs: 0 });
-    const counts = await store.reapExpired();
-    expect(counts).toEqual({ tombstoned: 2, purged: 2 });
-    expect(first.passes).toEqual([counts]);
-    expect(second.passes).toEqual([counts]);
+    // reapExpired() keeps to the contract's two counts; the pass report adds the third.
+    expect(await store.reapExpired()).toStrictEqual({ tombstoned: 2, purged: 2 });
+    const pass = { tombstoned: 2, purged: 2, historyPurged: 2 };
+    expect(first.passes).toEqual([pass]);
+    expect(second.passes).toEqual([pass]);
 
     first.stop();
-    expect(await store.reapExpired()).toEqual({ tombstoned: 0, purged: 0 });
-    expect(first.passes).toEqual([counts]);
-    expect(second.passes).toEqual([counts, { tombstoned: 0, purged: 0 }]);
+    expect(await store.reapExpired()).toStrictEqual({ tombstoned: 0, purged: 0 });
+    expect(first.passes).toEqual([pass]);
+    expect(second.passes).toEqual([pass, { tombstoned: 0, purged: 0, historyPurged: 0 }]);
   });
 
   test('reports a failed pass as an error, and the automatic reaper carries on until the schema is fixed', async () => {
@@ -516,6 +525,6 @@ describe('onReaperPass', () => {
     await migrate({ pool: resources.admin, schema });
     await insertExpiredTasks(schema, 2);
     const recovered = passWhere(store, (outcome) => !(outcome instanceof Error) && outcome.tombstoned > 0);
-    expect(await within('a pass after the migration', recovered)).toEqual({ tombstoned: 2, purged: 0 });
+    expect(await within('a pass after the migration', recovered)).toEqual({ tombstoned: 2, purged: 0, historyPurged: 0 });
   });
 });

@@ -1,20 +1,21 @@
 /**
  * The README matches the code: every SQL block in it runs against a migrated schema holding real
  * tasks and finds rows, every column its table of tables names exists, and every repository path
- * it mentions exists. (test/package/tarball.test.ts runs its usage and command-line examples.)
+ * it mentions exists. (test/package/tarball.test.ts runs its usage and command-line examples;
+ * test/postgres-history-cookbook.test.ts the history cookbook's queries, on data of their own.)
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPool } from '../src/postgres/pool.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore } from '../src/index.js';
+import { COOKBOOK, README, sqlBlocks } from './support/readme-sql.js';
 import { useTestDatabase } from './support/test-database.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const SQL_BLOCKS = [...README.matchAll(/```sql\n([\s\S]*?)```/g)].map((match) => match[1]!);
+const SQL_BLOCKS = sqlBlocks(README.replace(COOKBOOK, ''));
 const SCHEMA = 'mcp_tasks';
 
 const database = useTestDatabase();

@@ -3,4 +3,4 @@ export { PostgresTaskStore } from './postgres-task-store.js';
 export type { PostgresTaskStoreOptions } from './options.js';
 export { migrate, type MigrateOptions } from './migrate.js';
 export type { ListenerState, ListenerStateChange } from './listener.js';
-export type { ReaperOptions } from './reaper.js';
+export type { ReaperOptions, ReaperPass } from './reaper.js';

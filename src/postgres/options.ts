@@ -34,7 +34,8 @@ export interface PostgresTaskStoreOptions {
   listen?: false | { connectionString?: string };
   /**
    * The automatic reaper. `false` = never reap automatically (`reapExpired()` still works).
-   * Defaults: every 30 s, tombstones kept 5 min, batches of 1000 rows.
+   * Defaults: every 30 s, tombstones kept 5 min, history kept 7 days from each task's creation
+   * (and until the task is gone), batches of 1000 rows.
    */
   reaper?: false | ReaperOptions;
   /**

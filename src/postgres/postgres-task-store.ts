@@ -40,7 +40,7 @@ import { InputRequestProtocol } from './input-requests.js';
 import { listenerFor, type NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
 import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
 import { createPool, dialectPool, guardPool } from './pool.js';
-import { Reaper } from './reaper.js';
+import { Reaper, type ReaperPass } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
 import { StoreCalls } from './store-calls.js';
 import { TaskGate } from './task-gate.js';
@@ -115,16 +115,21 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   }
 
   /**
-   * Observes reaper passes, automatic or by hand: their counts, or the error that ended one.
-   * Returns a function that unsubscribes.
+   * Observes reaper passes, automatic or by hand: their counts (with `historyPurged`, which the
+   * contract's {@link ReapResult} has no room for), or the error that ended one. Returns a
+   * function that unsubscribes.
    */
-  onReaperPass(callback: (outcome: ReapResult | TaskStoreError) => void): () => void {
+  onReaperPass(callback: (outcome: ReaperPass | TaskStoreError) => void): () => void {
     return this.reaper.onPass((outcome) => callback(outcome instanceof Error ? this.calls.backendError(outcome) : outcome));
   }
 
-  /** One reaper pass: expired rows become tombstones, and old tombstones are purged. */
-  reapExpired(): Promise<ReapResult> {
-    return this.calls.run(() => this.reaper.runOnce());
+  /**
+   * One reaper pass: expired rows become tombstones, old tombstones are purged, and so is the
+   * history of tasks long gone. Returns the contract's counts; {@link onReaperPass} sees all three.
+   */
+  async reapExpired(): Promise<ReapResult> {
+    const { tombstoned, purged } = await this.calls.run(() => this.reaper.runOnce());
+    return { tombstoned, purged };
   }
 
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {

@@ -1,6 +1,8 @@
 /**
- * The reaper: expired tasks become tombstones (owner and expiry kept, content gone), and
- * tombstones are purged once their retention window after expiry has passed.
+ * The reaper, in three phases: expired tasks become tombstones (owner and expiry kept, content
+ * gone); tombstones are purged once their retention window after expiry has passed; and the
+ * history of tasks gone for good is deleted, a whole timeline at a time, once the task's creation
+ * is older than the history's retention window. Each phase records what it did in reaper_activity.
  *
  * It works in short batches (`FOR UPDATE SKIP LOCKED LIMIT n`) under a statement and lock timeout,
  * halving the batch after a timeout, so a backlog never blocks live transitions. A transaction
@@ -11,25 +13,42 @@ import { sql, type Transaction } from 'kysely';
 import { z } from 'zod';
 import type { ReapResult } from '../contract/types.js';
 import { ttlSchema } from '../contract/validation.js';
-import type { StoreDatabase, TaskDatabase } from './tables.js';
+import type { ReaperPhase, StoreDatabase, TaskDatabase } from './tables.js';
 
 export interface ReaperOptions {
   /** Time between automatic passes. Default 30000. */
   intervalMs?: number;
   /** How long a tombstone is kept after the task expired, so taskPresence says `expired`. Default 300000. */
   tombstoneRetentionMs?: number;
-  /** Rows per batch. Default 1000. */
+  /**
+   * How long a task's history is kept, measured from the task's creation; it is deleted once the
+   * task is gone too (discarded, or expired and tombstoned). Default 604800000 (7 days).
+   */
+  historyRetentionMs?: number;
+  /** Rows per batch (tasks, for the history phase). Default 1000. */
   batchSize?: number;
+}
+
+/** What one pass did: the contract's counts, and the tasks whose history it deleted. */
+export interface ReaperPass extends ReapResult {
+  /** Tasks gone for good whose history, created more than historyRetentionMs ago, was deleted. */
+  historyPurged: number;
 }
 
 export const reaperOptionsSchema = z.strictObject({
   intervalMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
   // Bounded like a ttl: PostgreSQL must be able to subtract it from now().
   tombstoneRetentionMs: ttlSchema.optional(),
+  historyRetentionMs: ttlSchema.optional(),
   batchSize: z.number().int().min(1).max(1_000_000).optional(),
 });
 
-const REAPER_DEFAULTS = { intervalMs: 30_000, tombstoneRetentionMs: 300_000, batchSize: 1000 } as const;
+const REAPER_DEFAULTS = {
+  intervalMs: 30_000,
+  tombstoneRetentionMs: 300_000,
+  historyRetentionMs: 604_800_000,
+  batchSize: 1000,
+} as const;
 const MIN_BATCH_SIZE = 50;
 const STATEMENT_TIMEOUT_MS = 5000;
 const LOCK_TIMEOUT_MS = 1000;
@@ -39,12 +58,13 @@ const TIMEOUT_CODES = new Set(['57014', '55P03']);
 export class Reaper {
   private readonly intervalMs: number | null;
   private readonly retentionMs: number;
+  private readonly historyRetentionMs: number;
   private readonly maxBatchSize: number;
   private batchSize: number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = false;
-  private readonly passListeners = new Set<(outcome: ReapResult | Error) => void>();
+  private readonly passListeners = new Set<(outcome: ReaperPass | Error) => void>();
 
   /** `options` false: no automatic passes, only {@link runOnce} by hand. */
   constructor(
@@ -54,12 +74,13 @@ export class Reaper {
     const settings = options === false ? {} : options;
     this.intervalMs = options === false ? null : settings.intervalMs ?? REAPER_DEFAULTS.intervalMs;
     this.retentionMs = settings.tombstoneRetentionMs ?? REAPER_DEFAULTS.tombstoneRetentionMs;
+    this.historyRetentionMs = settings.historyRetentionMs ?? REAPER_DEFAULTS.historyRetentionMs;
     this.maxBatchSize = settings.batchSize ?? REAPER_DEFAULTS.batchSize;
     this.batchSize = this.maxBatchSize;
   }
 
   /** Called after every automatic or manual pass with its counts, or with the error that ended it. */
-  onPass(callback: (outcome: ReapResult | Error) => void): () => void {
+  onPass(callback: (outcome: ReaperPass | Error) => void): () => void {
     this.passListeners.add(callback);
     return () => this.passListeners.delete(callback);
   }
@@ -85,7 +106,7 @@ export class Reaper {
     await this.running?.catch(() => {});
   }
 
-  runOnce(): Promise<ReapResult> {
+  runOnce(): Promise<ReaperPass> {
     const pass = this.pass();
     this.running = pass;
     pass.then(
@@ -95,32 +116,36 @@ export class Reaper {
     return pass;
   }
 
-  private async pass(): Promise<ReapResult> {
+  private async pass(): Promise<ReaperPass> {
     const tombstoned = await this.drain('tombstone', (trx, limit) => this.tombstoneBatch(trx, limit));
     const purged = await this.drain('purge', (trx, limit) => this.purgeBatch(trx, limit));
-    return { tombstoned, purged };
+    const historyPurged = await this.drain('history', (trx, limit) => this.historyBatch(trx, limit));
+    return { tombstoned, purged, historyPurged };
   }
 
   /**
    * Runs batches until one comes back short, another reaper is doing this phase on the schema, or
    * we stop. Each phase has its own lock, so a pass busy purging never keeps another from
-   * tombstoning.
+   * tombstoning. A phase that ran at least one batch records itself in reaper_activity, with the
+   * database's time of its first batch as its start.
    */
   private async drain(
-    phase: 'tombstone' | 'purge',
+    phase: ReaperPhase,
     batch: (trx: Transaction<TaskDatabase>, limit: number) => Promise<number>,
   ): Promise<number> {
     let total = 0;
+    let startedAt: Date | null = null;
     while (!this.stopped) {
       const limit = this.batchSize;
-      let done: number | null;
+      let done: { rows: number; at: Date } | null;
       try {
         done = await this.database.db.transaction().execute(async (trx) => {
           await sql`SELECT set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true),
                            set_config('lock_timeout', ${String(LOCK_TIMEOUT_MS)}, true)`.execute(trx);
-          const { rows } = await sql<{ locked: boolean }>`
-            SELECT pg_try_advisory_xact_lock(hashtextextended(${`mcp-task-store ${phase} ${this.database.schema}`}, 0)) AS locked`.execute(trx);
-          return rows[0]!.locked ? batch(trx, limit) : null;
+          const { rows } = await sql<{ locked: boolean; at: Date }>`
+            SELECT pg_try_advisory_xact_lock(hashtextextended(${`mcp-task-store ${phase} ${this.database.schema}`}, 0)) AS locked,
+                   now() AS at`.execute(trx);
+          return rows[0]!.locked ? { rows: await batch(trx, limit), at: rows[0]!.at } : null;
         });
       } catch (error) {
         if (!TIMEOUT_CODES.has((error as { code?: string }).code ?? '')) throw error;
@@ -128,10 +153,12 @@ export class Reaper {
         continue;
       }
       if (done === null) break;
-      total += done;
+      startedAt ??= done.at;
+      total += done.rows;
       this.batchSize = Math.min(this.maxBatchSize, this.batchSize * 2);
-      if (done < limit) break;
+      if (done.rows < limit) break;
     }
+    if (startedAt !== null) await this.recordActivity(phase, startedAt, total);
     return total;
   }
 
@@ -162,8 +189,9 @@ export class Reaper {
     return rows[0]!.count;
   }
 
+  /** The history stays: the history phase deletes it, on a retention of its own. */
   private async purgeBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
-    const { tombstones, task_history } = this.database.tables;
+    const { tombstones } = this.database.tables;
     const { rows } = await sql<{ count: number }>`
       WITH old AS (
         SELECT task_id FROM ${tombstones}
@@ -172,15 +200,49 @@ export class Reaper {
          LIMIT ${limit}
            FOR UPDATE SKIP LOCKED
       ), purged AS (
-        DELETE FROM ${tombstones} AS t USING old WHERE t.task_id = old.task_id RETURNING t.task_id
-      ), history AS (
-        DELETE FROM ${task_history} WHERE task_id IN (SELECT task_id FROM purged)
+        DELETE FROM ${tombstones} AS t USING old WHERE t.task_id = old.task_id RETURNING 1
       )
       SELECT count(*)::int AS count FROM purged`.execute(trx);
     return rows[0]!.count;
   }
 
-  private report(outcome: ReapResult | Error): void {
+  /**
+   * Up to `limit` tasks with no live row whose creation row is old enough, found by that row (one
+   * per task) and deleted with every other row of theirs in one statement: the history never
+   * holds part of a timeline. A task gone has no row left to write history, so none can follow.
+   * Counts the tasks, by their creation rows.
+   */
+  private async historyBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+    const { tasks, task_history } = this.database.tables;
+    const { rows } = await sql<{ count: number }>`
+      WITH deleted AS (
+        DELETE FROM ${task_history}
+         WHERE task_id = ANY(ARRAY(
+           SELECT h.task_id FROM ${task_history} AS h
+            WHERE h.from_status IS NULL
+              AND h.at <= now() - ${this.historyRetentionMs}::float8 * interval '1 millisecond'
+              AND NOT EXISTS (SELECT 1 FROM ${tasks} AS t WHERE t.task_id = h.task_id)
+            ORDER BY h.at
+            LIMIT ${limit}
+              FOR UPDATE OF h SKIP LOCKED))
+        RETURNING from_status
+      )
+      SELECT count(*)::int AS count FROM deleted WHERE from_status IS NULL`.execute(trx);
+    return rows[0]!.count;
+  }
+
+  /** One upsert at the end of a phase: its last run, and the running total. */
+  private async recordActivity(phase: ReaperPhase, startedAt: Date, rows: number): Promise<void> {
+    const { reaper_activity } = this.database.tables;
+    await sql`
+      INSERT INTO ${reaper_activity} AS a (phase, last_started_at, last_finished_at, last_rows, total_rows)
+      VALUES (${phase}, ${startedAt}, now(), ${rows}, ${rows})
+      ON CONFLICT (phase) DO UPDATE
+         SET last_started_at = excluded.last_started_at, last_finished_at = excluded.last_finished_at,
+             last_rows = excluded.last_rows, total_rows = a.total_rows + excluded.total_rows`.execute(this.database.db);
+  }
+
+  private report(outcome: ReaperPass | Error): void {
     for (const callback of this.passListeners) callback(outcome);
   }
 }

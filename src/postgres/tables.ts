@@ -52,10 +52,23 @@ interface TombstonesTable {
 interface TaskHistoryTable {
   id: Generated<string>;
   task_id: string;
+  /** NULL only in rows from before migration 0004 whose task was gone. */
+  tool_name: string | null;
+  owner: string | null;
   at: Timestamp;
   from_status: TaskStatus | null;
   to_status: TaskStatus;
   message: string | null;
+}
+
+export type ReaperPhase = 'tombstone' | 'purge' | 'history';
+
+interface ReaperActivityTable {
+  phase: ReaperPhase;
+  last_started_at: Timestamp | null;
+  last_finished_at: Timestamp | null;
+  last_rows: Int8 | null;
+  total_rows: Int8 | null;
 }
 
 export interface TaskDatabase {
@@ -63,6 +76,7 @@ export interface TaskDatabase {
   input_requests: InputRequestsTable;
   tombstones: TombstonesTable;
   task_history: TaskHistoryTable;
+  reaper_activity: ReaperActivityTable;
 }
 
 /** The database a store works on: Kysely bound to the schema, and the schema's tables for raw SQL. */
@@ -82,6 +96,7 @@ export function storeDatabase(db: Kysely<TaskDatabase>, schema: string): StoreDa
       input_requests: table('input_requests'),
       tombstones: table('tombstones'),
       task_history: table('task_history'),
+      reaper_activity: table('reaper_activity'),
     },
   };
 }

@@ -6,12 +6,13 @@
  *
  * A statement that changes a task's status or message sets `previous_status = status` (the SET
  * reads the row it locked, so this is exact under concurrency) and returns
- * {@link TRANSITION_COLUMNS}; {@link recordingTransition} wraps it.
+ * {@link TRANSITION_COLUMNS}; {@link recordingTransition} wraps it. Each row names the task's tool
+ * and owner, so the history still answers per tool and per owner once the task itself is gone.
  */
 import { sql, type Expression, type RawBuilder } from 'kysely';
 import type { StoreDatabase } from './tables.js';
 
-export const TRANSITION_COLUMNS = sql`task_id, last_updated_at, previous_status, status, status_message`;
+export const TRANSITION_COLUMNS = sql`task_id, tool_name, owner, last_updated_at, previous_status, status, status_message`;
 
 /** `change` modifies tasks and returns {@link TRANSITION_COLUMNS}; `result` is selected from its rows. */
 export function recordingTransition<R>(
@@ -22,8 +23,8 @@ export function recordingTransition<R>(
   return sql<R>`
     WITH changed AS (${change}),
          history AS (
-           INSERT INTO ${tables.task_history} (task_id, at, from_status, to_status, message)
-           SELECT task_id, last_updated_at, previous_status, status, status_message FROM changed
+           INSERT INTO ${tables.task_history} (task_id, tool_name, owner, at, from_status, to_status, message)
+           SELECT task_id, tool_name, owner, last_updated_at, previous_status, status, status_message FROM changed
             WHERE previous_status IS DISTINCT FROM status
          )
     SELECT ${result} FROM changed`;
