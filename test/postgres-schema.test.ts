@@ -83,18 +83,18 @@ describe('validateSchema', () => {
     const schema = await migrated();
     await pool.query(`
       DROP INDEX ${schema}.tasks_owner_created_idx;
-      ALTER TABLE ${schema}.task_history ALTER COLUMN message TYPE varchar(200), ALTER COLUMN message SET NOT NULL;
+      ALTER TABLE ${schema}.tombstones ALTER COLUMN owner TYPE varchar(200), ALTER COLUMN owner SET NOT NULL;
       ALTER TABLE ${schema}.tombstones ALTER COLUMN tombstoned_at DROP DEFAULT;
       ALTER TABLE ${schema}.tasks SET (fillfactor = 100);
       CREATE TRIGGER audit AFTER INSERT ON ${schema}.tasks FOR EACH ROW EXECUTE FUNCTION ${schema}.announce_task_change();
       ALTER TABLE ${schema}.tasks DISABLE TRIGGER tasks_announce_deletion;
     `);
     expect(await validateSchema(pool, schema)).toEqual([
-      'table task_history, column message: type character varying(200), expected text',
-      'table task_history, column message, not null: unexpected',
       'table tasks: options autovacuum_vacuum_scale_factor=0.05, fillfactor=100, expected autovacuum_vacuum_scale_factor=0.05, fillfactor=85',
       'table tasks, trigger tasks_announce_deletion, disabled: unexpected',
       'table tasks, trigger audit: unexpected (CREATE TRIGGER audit AFTER INSERT ON {{schema}}.tasks FOR EACH ROW EXECUTE FUNCTION {{schema}}.announce_task_change())',
+      'table tombstones, column owner: type character varying(200), expected text',
+      'table tombstones, column owner, not null: unexpected',
       'table tombstones, column tombstoned_at, default: missing',
       'index tasks_owner_created_idx: missing',
     ]);
