@@ -1,7 +1,7 @@
 /**
  * What a schema holds, read from the catalogs and written as text (snapshot-text.ts) with its name
  * replaced by `{{schema}}`: domains, tables (columns, storage options, constraints, triggers),
- * views, indexes and functions, each in the words PostgreSQL's own pg_get_*def functions use. The
+ * views (their columns and the columns they read), indexes and functions, in the words PostgreSQL's own pg_get_*def functions use. The
  * package ships the snapshot its migrations produce (migrations/schema.snapshot, written by
  * `npm run schema:dump`), so a live schema can be checked against it: {@link validateSchema}.
  *
@@ -17,7 +17,7 @@ import { notificationChannel, quoteLiteral } from './schema-name.js';
 import { compareSnapshots, parseSnapshot, renderSnapshot, type SnapshotEntry } from './snapshot-text.js';
 
 const HEADER = [
-  'The schema the migrations in this directory create, as `mcp-task-store-postgres validate`',
+  'The schema the migrations in this directory create, as `mcp-task-store validate`',
   'expects to find it; {{schema}} stands for the schema name. Written by `npm run schema:dump`.',
 ];
 
@@ -96,8 +96,7 @@ const QUERIES = {
       FROM pg_type t JOIN pg_type base ON base.oid = t.typbasetype
      WHERE t.typnamespace = $1 AND t.typtype = 'd' AND ${NOT_FROM_EXTENSION('pg_type', 't')}`,
   relations: `
-    SELECT c.relname AS name, c.relkind AS kind, c.relpersistence AS persistence, c.reloptions AS options,
-           CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END AS view
+    SELECT c.relname AS name, c.relkind AS kind, c.relpersistence AS persistence, c.reloptions AS options
       FROM pg_class c
      WHERE c.relnamespace = $1 AND c.relkind IN ('r', 'p', 'v', 'm') AND ${NOT_FROM_EXTENSION('pg_class', 'c')}`,
   columns: `
@@ -109,8 +108,20 @@ const QUERIES = {
       JOIN pg_class c ON c.oid = a.attrelid
       JOIN pg_type t ON t.oid = a.atttypid
       LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-     WHERE c.relnamespace = $1 AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+     WHERE c.relnamespace = $1 AND c.relkind IN ('r', 'p', 'v', 'm') AND a.attnum > 0 AND NOT a.attisdropped
      ORDER BY a.attnum`,
+  // A view is described by its columns and by the columns it reads: pg_get_viewdef's text changes
+  // between versions (16 stopped qualifying columns of a query's only table).
+  viewReads: `
+    SELECT v.relname AS view,
+           array_agg(DISTINCT ARRAY[ref.relname::text, COALESCE(a.attname::text, '')]) AS reads
+      FROM pg_rewrite r
+      JOIN pg_class v ON v.oid = r.ev_class
+      JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass
+      JOIN pg_class ref ON ref.oid = d.refobjid AND ref.oid <> v.oid
+      LEFT JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid AND d.refobjsubid > 0
+     WHERE v.relnamespace = $1 AND v.relkind IN ('v', 'm')
+     GROUP BY v.relname`,
   // contype 'n': PostgreSQL 18's NOT NULL constraints, which 15 does not have.
   constraints: `
     SELECT CASE WHEN con.contypid <> 0 THEN 'domain ' || t.typname ELSE 'relation ' || c.relname END AS owner, con.conname AS name, pg_get_constraintdef(con.oid) AS definition
@@ -175,6 +186,7 @@ function toEntries(rows: Record<Query, Row[]>): SnapshotEntry[] {
   const columnsOf = byOwner(rows.columns, 'relation');
   const constraintsOf = byOwner(rows.constraints, 'owner');
   const triggersOf = byOwner(rows.triggers, 'relation');
+  const readsOf = byOwner(rows.viewReads, 'view');
   const constraints = (owner: string) =>
     sorted(constraintsOf(owner).map((row) => entry(`constraint ${row.name}`, definition(row.definition))));
 
@@ -192,7 +204,7 @@ function toEntries(rows: Record<Query, Row[]>): SnapshotEntry[] {
     return entry(`${RELATION_KINDS[row.kind]} ${row.name}`, undefined, [
       ...(row.persistence === 'u' ? [entry('unlogged')] : []),
       ...(options ? [entry('options', [...options].sort().join(', '))] : []),
-      ...(row.view !== null ? [entry('definition', definition(row.view))] : []),
+      ...readsOf(row.name).map((view) => entry('reads', viewReads(view.reads))),
       ...columnsOf(row.name).map(column),
       ...constraints(`relation ${row.name}`),
       ...sorted(triggersOf(row.name).map(trigger)),
@@ -201,6 +213,16 @@ function toEntries(rows: Record<Query, Row[]>): SnapshotEntry[] {
   const indexes = rows.indexes.map((row) => entry(`index ${row.name}`, definition(row.definition)));
   const functions = rows.functions.map((row) => entry(`function ${row.name}`, definition(row.definition)));
   return [...sorted(domains), ...sorted(relations), ...sorted(indexes), ...sorted(functions)];
+}
+
+/** `[relation, column]` pairs as "relation (column, …)", sorted; written without a dot, which would read as a schema. */
+function viewReads(pairs: [string, string][]): string {
+  const columns = new Map<string, string[]>();
+  for (const [relation, name] of pairs) columns.set(relation, [...(columns.get(relation) ?? []), ...(name ? [name] : [])]);
+  return [...columns.keys()]
+    .sort()
+    .map((relation) => `${relation} (${columns.get(relation)!.sort().join(', ')})`)
+    .join(', ');
 }
 
 function column(row: Row): SnapshotEntry {
