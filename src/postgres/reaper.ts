@@ -36,6 +36,9 @@ const LOCK_TIMEOUT_MS = 1000;
 /** query_canceled (statement_timeout) and lock_not_available (lock_timeout). */
 const TIMEOUT_CODES = new Set(['57014', '55P03']);
 
+/** A pass's counts or the error that ended it, and how long it took. */
+type PassListener = (outcome: ReapResult | Error, durationMs: number) => void;
+
 export class Reaper {
   private readonly intervalMs: number | null;
   private readonly retentionMs: number;
@@ -44,7 +47,7 @@ export class Reaper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = false;
-  private readonly passListeners = new Set<(outcome: ReapResult | Error) => void>();
+  private readonly passListeners = new Set<PassListener>();
 
   /** `options` false: no automatic passes, only {@link runOnce} by hand. */
   constructor(
@@ -59,7 +62,7 @@ export class Reaper {
   }
 
   /** Called after every automatic or manual pass with its counts, or with the error that ended it. */
-  onPass(callback: (outcome: ReapResult | Error) => void): () => void {
+  onPass(callback: PassListener): () => void {
     this.passListeners.add(callback);
     return () => this.passListeners.delete(callback);
   }
@@ -86,11 +89,12 @@ export class Reaper {
   }
 
   runOnce(): Promise<ReapResult> {
+    const started = performance.now();
     const pass = this.pass();
     this.running = pass;
     pass.then(
-      (counts) => this.report(counts),
-      (error: Error) => this.report(error),
+      (counts) => this.report(counts, performance.now() - started),
+      (error: Error) => this.report(error, performance.now() - started),
     );
     return pass;
   }
@@ -180,7 +184,7 @@ export class Reaper {
     return rows[0]!.count;
   }
 
-  private report(outcome: ReapResult | Error): void {
-    for (const callback of this.passListeners) callback(outcome);
+  private report(outcome: ReapResult | Error, durationMs: number): void {
+    for (const callback of this.passListeners) callback(outcome, durationMs);
   }
 }
