@@ -39,4 +39,5 @@ export {
   type ListenerState,
   type ListenerStateChange,
   type ReaperOptions,
+  type Logger,
 } from './postgres/index.js';
