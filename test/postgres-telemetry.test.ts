@@ -248,6 +248,18 @@ describe('logs', () => {
     for (const secret of [...SECRETS, taskId]) expect(reported).not.toContain(secret);
   });
 
+  test('a wait ended by close() is not logged as a database error', async () => {
+    const logger = recordingLogger();
+    const schema = await stores.schema();
+    const store = stores.open(schema, { logger, listen: false });
+    const { taskId } = await store.createTask({ toolName: 'build' });
+    const waiting = store.waitForCompletion(taskId);
+    await awaitedInDatabase(stores.pool(), schema, taskId);
+    await store.close();
+    await expect(waiting).rejects.toMatchObject({ kind: 'backend' });
+    expect(logger.lines.filter((line) => line.level === 'error')).toEqual([]);
+  });
+
   test('a logger that throws breaks nothing', async () => {
     const throwing = () => {
       throw new Error('logger down');

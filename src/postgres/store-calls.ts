@@ -24,7 +24,7 @@ export class StoreCalls {
     private readonly gate: TaskGate,
     private readonly connectionString: string | undefined,
     private readonly isClosed: () => boolean,
-    /** Told of every `backend` failure a call throws, for the operator's logs. */
+    /** Told of each `backend` failure the database caused (not a closed store), for the operator's logs. */
     private readonly onBackendError: (failure: TaskStoreError) => void,
   ) {}
 
@@ -65,7 +65,8 @@ export class StoreCalls {
    */
   async failure(error: unknown): Promise<TaskStoreError> {
     const failure = await this.explained(error);
-    if (failure.kind === 'backend' && !this.reported.has(failure)) {
+    // Caused by something underneath (the driver, a lock): a closed store has no cause.
+    if (failure.kind === 'backend' && failure.cause !== undefined && !this.reported.has(failure)) {
       this.reported.add(failure);
       this.onBackendError(failure);
     }
