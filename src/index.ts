@@ -40,4 +40,5 @@ export {
   type ListenerStateChange,
   type ReaperOptions,
   type ReaperPass,
+  type Logger,
 } from './postgres/index.js';

@@ -4,3 +4,4 @@ export type { PostgresTaskStoreOptions } from './options.js';
 export { migrate, type MigrateOptions } from './migrate.js';
 export type { ListenerState, ListenerStateChange } from './listener.js';
 export type { ReaperOptions, ReaperPass } from './reaper.js';
+export type { Logger } from './telemetry.js';

@@ -93,6 +93,8 @@ export class InputRequestProtocol {
     /** setStatus is the status change here too: under the row's lock, its guard holds. */
     private readonly taskStatements: Pick<TaskStatements, 'setStatus'>,
     private readonly maxPayloadBytes: number,
+    /** Told of each status change once its transaction has committed. */
+    private readonly onTransition: (status: TaskStatus) => void,
   ) {
     this.statements = inputRequestStatements(database);
   }
@@ -101,10 +103,11 @@ export class InputRequestProtocol {
    * `requireInput` on a valid id, under the task row's lock. `lockTimeout` bounds every lock wait
    * of the transaction (see task-gate.ts).
    */
-  require(taskId: string, requests: InputRequests, message: string | null, lockTimeout: string): Promise<boolean> {
+  async require(taskId: string, requests: InputRequests, message: string | null, lockTimeout: string): Promise<boolean> {
     const keys = sortedKeys(Object.keys(requests));
-    return this.database.db.transaction().execute(async (trx) => {
-      if (!(await this.lockOpenTask(trx, taskId, lockTimeout))) return false;
+    const before = await this.database.db.transaction().execute(async (trx) => {
+      const status = await this.lockOpenTask(trx, taskId, lockTimeout);
+      if (!status) return null;
       for (const key of keys) checkedPayload(`requests.${key}`, requests[key], this.maxPayloadBytes);
       if (message !== null) checkedPayload('message', message, this.maxPayloadBytes);
       const { rows } = await this.statements.issuedKeys.execute(trx, { taskId, keys });
@@ -122,13 +125,16 @@ export class InputRequestProtocol {
         message: message ?? statusMessages.inputRequired,
         lockTimeout,
       });
-      return true;
+      return status;
     });
+    if (before === null) return false;
+    if (before !== 'input_required') this.onTransition('input_required');
+    return true;
   }
 
   /** `applyInputResponses` on a valid id, under the task row's lock, like {@link require}. */
-  apply(taskId: string, responses: InputResponses, lockTimeout: string): Promise<AppliedInputResponses | null> {
-    return this.database.db.transaction().execute(async (trx) => {
+  async apply(taskId: string, responses: InputResponses, lockTimeout: string): Promise<AppliedInputResponses | null> {
+    const applied = await this.database.db.transaction().execute(async (trx) => {
       const status = await this.lockOpenTask(trx, taskId, lockTimeout);
       if (!status) return null;
       const waiting = status === 'input_required';
@@ -149,8 +155,10 @@ export class InputRequestProtocol {
           lockTimeout,
         });
       }
-      return outcome;
+      return { outcome, resume };
     });
+    if (applied?.resume) this.onTransition('working');
+    return applied?.outcome ?? null;
   }
 
   /** Requests still waiting for an answer, or null if the task is not live. */

@@ -3,6 +3,7 @@
  * both stores take (`defaultTtlMs`, `limits`) are the contract's schemas; the rest are this
  * store's. Like every other argument, a bad option throws `invalid_input` at construction.
  */
+import type { MeterProvider } from '@opentelemetry/api';
 import type pg from 'pg';
 import { z } from 'zod';
 import { commonStoreOptions, parseOptions } from '../contract/options.js';
@@ -11,6 +12,7 @@ import type { RetentionLimits } from '../contract/types.js';
 import { DEFAULT_TTL_MS } from '../contract/validation.js';
 import { reaperOptionsSchema, type ReaperOptions } from './reaper.js';
 import { DEFAULT_SCHEMA, schemaNameSchema } from './schema-name.js';
+import { LOGGER_METHODS, type Logger } from './telemetry.js';
 
 export interface PostgresTaskStoreOptions {
   /** A pool the caller owns; `close()` leaves it open. */
@@ -49,6 +51,17 @@ export interface PostgresTaskStoreOptions {
    * locked. Only calls on that task wait, and at most one pool connection per task. Default 5000.
    */
   lockTimeoutMs?: number;
+  /**
+   * Where the store's metrics go (see the README's "Metrics and logs"). Default: the global
+   * provider, `metrics.getMeter('mcp-task-store-postgres', version)`, a no-op unless an
+   * OpenTelemetry SDK was registered before the store was created.
+   */
+  meterProvider?: MeterProvider;
+  /**
+   * A pino-compatible logger for listener state changes, reaper passes and database errors. Lines
+   * carry counts, states and scrubbed error messages, never task content. Default: silent.
+   */
+  logger?: Logger;
 }
 
 /** Anything with a pool's methods: a caller's `pg` may be another copy than ours. */
@@ -58,6 +71,20 @@ export const poolSchema = z.custom<pg.Pool>(
     value !== null &&
     ['connect', 'query', 'end', 'on'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
   'must be a pg.Pool',
+);
+
+/** Structural, like the pool: the caller's OpenTelemetry API may be another copy than ours. */
+const meterProviderSchema = z.custom<MeterProvider>(
+  (value) => typeof value === 'object' && value !== null && typeof (value as MeterProvider).getMeter === 'function',
+  'must be a MeterProvider (with getMeter)',
+);
+
+const loggerSchema = z.custom<Logger>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    LOGGER_METHODS.every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
+  `must be a logger with ${LOGGER_METHODS.join(', ')} methods`,
 );
 
 const optionsSchema = z
@@ -71,6 +98,8 @@ const optionsSchema = z
     preparedStatements: z.boolean().optional(),
     // PostgreSQL's lock_timeout is an int of milliseconds.
     lockTimeoutMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
+    meterProvider: meterProviderSchema.optional(),
+    logger: loggerSchema.optional(),
   })
   .refine((options) => options.pool !== undefined || options.connectionString !== undefined, {
     message: 'give a pool or a connectionString',
@@ -92,6 +121,8 @@ interface StoreSettings {
   reaper: false | ReaperOptions;
   preparedStatements: boolean;
   lockTimeoutMs: number;
+  meterProvider: MeterProvider | undefined;
+  logger: Logger | undefined;
 }
 
 const DEFAULT_LOCK_TIMEOUT_MS = 5000;
@@ -110,5 +141,7 @@ export function storeSettings(options: PostgresTaskStoreOptions): StoreSettings 
     reaper: parsed.reaper ?? {},
     preparedStatements: parsed.preparedStatements ?? true,
     lockTimeoutMs: parsed.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+    meterProvider: parsed.meterProvider,
+    logger: parsed.logger,
   };
 }

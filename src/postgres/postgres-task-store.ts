@@ -44,6 +44,7 @@ import { Reaper, type ReaperPass } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
 import { StoreCalls } from './store-calls.js';
 import { TaskGate } from './task-gate.js';
+import { StoreTelemetry } from './telemetry.js';
 import { notificationChannel } from './schema-name.js';
 import { storeDatabase, type StoreDatabase, type TaskDatabase } from './tables.js';
 import { toSnapshot, toTaskObject } from './task-rows.js';
@@ -68,6 +69,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   private readonly watcher: TaskWatcher;
   private readonly changes: PostgresTaskChanges;
   private readonly reaper: Reaper;
+  private readonly telemetry: StoreTelemetry;
   private closed = false;
 
   constructor(options: PostgresTaskStoreOptions) {
@@ -82,10 +84,15 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     const pool = dialectPool(this.pool, { preparedStatements: settings.preparedStatements });
     this.database = storeDatabase(new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool }) }), this.schema);
 
+    this.telemetry = new StoreTelemetry(settings);
     this.statements = taskStatements(this.database);
     const gate = new TaskGate(settings.lockTimeoutMs);
-    this.calls = new StoreCalls(this.database, gate, settings.connectionString, () => this.closed);
-    this.inputRequests = new InputRequestProtocol(this.database, this.statements, this.maxPayloadBytes);
+    this.calls = new StoreCalls(this.database, gate, settings.connectionString, () => this.closed, (failure) =>
+      this.telemetry.backendFailed(failure),
+    );
+    this.inputRequests = new InputRequestProtocol(this.database, this.statements, this.maxPayloadBytes, (status) =>
+      this.telemetry.transitioned(status),
+    );
     this.retention = new RetentionEnforcer(this.database, this.statements, settings.maxTasksPerOwner);
     this.listener = listenerFor(settings.listen, this.pool, notificationChannel(this.schema));
     this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener, gate);
@@ -96,6 +103,8 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
       gate,
     });
     this.reaper = new Reaper(this.database, settings.reaper);
+    this.reaper.onPass((outcome, durationMs) => this.telemetry.reaperPassed(outcome, durationMs));
+    this.listener?.onStateChange((change) => this.telemetry.listenerChanged(change));
     this.listener?.start();
     this.reaper.start();
   }
@@ -146,6 +155,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
         ttlMs: parsed.ttlMs === undefined ? this.defaultTtlMs : parsed.ttlMs,
         pollIntervalMs: parsed.pollIntervalMs ?? null,
       });
+      this.telemetry.transitioned('working');
       return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry) };
     });
   }
@@ -188,12 +198,14 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     const { taskId: id, signal } = validate.waitForCompletion(taskId, options);
     if (signal?.aborted) throw signal.reason;
     if (!isIssuableTaskId(id)) return null;
-    try {
-      return await this.watcher.waitForCompletion(id, signal);
-    } catch (error) {
-      if (signal?.aborted && error === signal.reason) throw error;
-      throw await this.calls.failure(error);
-    }
+    return this.telemetry.timeWait(async () => {
+      try {
+        return await this.watcher.waitForCompletion(id, signal);
+      } catch (error) {
+        if (signal?.aborted && error === signal.reason) throw error;
+        throw await this.calls.failure(error);
+      }
+    }, signal);
   }
 
   /**
@@ -273,6 +285,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
         });
       }
       const { rows } = await this.statements.setStatus.execute(this.database.db, { ...parsed, lockTimeout });
+      if (rows[0]!.transitioned > 0) this.telemetry.transitioned(parsed.status);
       return rows[0]!.changed > 0;
     });
   }
@@ -317,6 +330,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
       const message = statusMessages.cancelled(parsed.reason, this.maxPayloadBytes);
       const row = (await this.statements.cancel.execute(this.database.db, { taskId: parsed.taskId, message, lockTimeout })).rows[0];
       if (!row) return null;
+      if (row.transitioned) this.telemetry.transitioned('cancelled');
       this.watcher.cancelled(parsed.taskId);
       return toTaskObject(row);
     });
@@ -367,9 +381,13 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   ): Promise<boolean> {
     if (payload instanceof TaskStoreError) {
       if (!(await this.retention.failForRetention(taskId, lockTimeout))) return false;
+      this.telemetry.transitioned('failed');
       throw payload;
     }
-    const { rows } = await this.statements.settle.execute(this.database.db, { taskId, lockTimeout, ...outcome(payload.json) });
-    return rows[0]!.changed > 0;
+    const settled = outcome(payload.json);
+    const { rows } = await this.statements.settle.execute(this.database.db, { taskId, lockTimeout, ...settled });
+    if (rows[0]!.changed === 0) return false;
+    this.telemetry.transitioned(settled.status);
+    return true;
   }
 }

@@ -55,6 +55,9 @@ const LOCK_TIMEOUT_MS = 1000;
 /** query_canceled (statement_timeout) and lock_not_available (lock_timeout). */
 const TIMEOUT_CODES = new Set(['57014', '55P03']);
 
+/** A pass's counts or the error that ended it, and how long it took. */
+type PassListener = (outcome: ReaperPass | Error, durationMs: number) => void;
+
 export class Reaper {
   private readonly intervalMs: number | null;
   private readonly retentionMs: number;
@@ -64,7 +67,7 @@ export class Reaper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = false;
-  private readonly passListeners = new Set<(outcome: ReaperPass | Error) => void>();
+  private readonly passListeners = new Set<PassListener>();
 
   /** `options` false: no automatic passes, only {@link runOnce} by hand. */
   constructor(
@@ -80,7 +83,7 @@ export class Reaper {
   }
 
   /** Called after every automatic or manual pass with its counts, or with the error that ended it. */
-  onPass(callback: (outcome: ReaperPass | Error) => void): () => void {
+  onPass(callback: PassListener): () => void {
     this.passListeners.add(callback);
     return () => this.passListeners.delete(callback);
   }
@@ -107,11 +110,12 @@ export class Reaper {
   }
 
   runOnce(): Promise<ReaperPass> {
+    const started = performance.now();
     const pass = this.pass();
     this.running = pass;
     pass.then(
-      (counts) => this.report(counts),
-      (error: Error) => this.report(error),
+      (counts) => this.report(counts, performance.now() - started),
+      (error: Error) => this.report(error, performance.now() - started),
     );
     return pass;
   }
@@ -242,7 +246,7 @@ export class Reaper {
              last_rows = excluded.last_rows, total_rows = a.total_rows + excluded.total_rows`.execute(this.database.db);
   }
 
-  private report(outcome: ReaperPass | Error): void {
-    for (const callback of this.passListeners) callback(outcome);
+  private report(outcome: ReaperPass | Error, durationMs: number): void {
+    for (const callback of this.passListeners) callback(outcome, durationMs);
   }
 }

@@ -16,11 +16,16 @@ type OnOneTask = string | { taskId: string };
 const taskIdOf = (parsed: OnOneTask): string => (typeof parsed === 'string' ? parsed : parsed.taskId);
 
 export class StoreCalls {
+  /** A call made inside another (a refusal's getTask) rethrows the same failure: report it once. */
+  private readonly reported = new WeakSet<TaskStoreError>();
+
   constructor(
     private readonly database: StoreDatabase,
     private readonly gate: TaskGate,
     private readonly connectionString: string | undefined,
     private readonly isClosed: () => boolean,
+    /** Told of each `backend` failure the database caused (not a closed store), for the operator's logs. */
+    private readonly onBackendError: (failure: TaskStoreError) => void,
   ) {}
 
   async run<T>(operation: () => Promise<T>): Promise<T> {
@@ -59,6 +64,16 @@ export class StoreCalls {
    * constraint this version does not know) costs one more look, at the migration table.
    */
   async failure(error: unknown): Promise<TaskStoreError> {
+    const failure = await this.explained(error);
+    // Caused by something underneath (the driver, a lock): a closed store has no cause.
+    if (failure.kind === 'backend' && failure.cause !== undefined && !this.reported.has(failure)) {
+      this.reported.add(failure);
+      this.onBackendError(failure);
+    }
+    return failure;
+  }
+
+  private async explained(error: unknown): Promise<TaskStoreError> {
     const failure = this.backendError(error);
     if (error instanceof TaskStoreError || !mayBeSchemaMismatch(error)) return failure;
     const state = await readSchemaState(this.database.db, this.database.schema).catch(() => null);

@@ -30,8 +30,13 @@ export function recordingTransition<R>(
     SELECT ${result} FROM changed`;
 }
 
-/** How many rows a guarded transition changed: 0 when the task was unknown, expired or terminal. */
+/**
+ * How many rows a guarded transition changed (0 when the task was unknown, expired or terminal),
+ * and how many of them changed status: a progress message keeps it.
+ */
 export interface Changed {
   changed: number;
+  transitioned: number;
 }
-export const COUNT_CHANGED = sql`count(*)::int AS changed`;
+export const COUNT_CHANGED = sql`count(*)::int AS changed,
+  count(*) FILTER (WHERE previous_status IS DISTINCT FROM status)::int AS transitioned`;

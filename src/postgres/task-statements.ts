@@ -113,8 +113,8 @@ export function taskStatements(database: StoreDatabase) {
       ),
     ),
 
-    /** Records the cancel request on any live task; only an open one becomes `cancelled`. */
-    cancel: compileQuery<Locking & { message: string }, TaskObjectRow>(db, (param) =>
+    /** Records the cancel request on any live task; only an open one becomes `cancelled` (`transitioned`). */
+    cancel: compileQuery<Locking & { message: string }, TaskObjectRow & { transitioned: boolean }>(db, (param) =>
       recordingTransition(
         database,
         sql`
@@ -127,7 +127,8 @@ export function taskStatements(database: StoreDatabase) {
                  cancel_requested_at = clock_timestamp()
            WHERE task_id = ${param('taskId')} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta`,
-        sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column))),
+        sql`${sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column)))},
+            previous_status IS DISTINCT FROM status AS transitioned`,
       ),
     ),
 
