@@ -36,6 +36,21 @@ const LOCK_TIMEOUT_MS = 1000;
 /** query_canceled (statement_timeout) and lock_not_available (lock_timeout). */
 const TIMEOUT_CODES = new Set(['57014', '55P03']);
 
+/**
+ * What one committed batch did: rows tombstoned, tombstones purged, or the history rows purged
+ * with them. Lets a caller show progress while a backlog drains (the CLI's `reap`).
+ */
+export interface ReaperBatch {
+  phase: 'tombstone' | 'purge' | 'history';
+  rows: number;
+}
+
+/** A batch's rows in its own phase (which decide whether the phase goes on), and purged history. */
+interface BatchCounts {
+  rows: number;
+  history?: number;
+}
+
 export class Reaper {
   private readonly intervalMs: number | null;
   private readonly retentionMs: number;
@@ -45,6 +60,7 @@ export class Reaper {
   private running: Promise<unknown> | null = null;
   private stopped = false;
   private readonly passListeners = new Set<(outcome: ReapResult | Error) => void>();
+  private readonly batchListeners = new Set<(batch: ReaperBatch) => void>();
 
   /** `options` false: no automatic passes, only {@link runOnce} by hand. */
   constructor(
@@ -62,6 +78,12 @@ export class Reaper {
   onPass(callback: (outcome: ReapResult | Error) => void): () => void {
     this.passListeners.add(callback);
     return () => this.passListeners.delete(callback);
+  }
+
+  /** Called after every committed batch of an automatic or manual pass. */
+  onBatch(callback: (batch: ReaperBatch) => void): () => void {
+    this.batchListeners.add(callback);
+    return () => this.batchListeners.delete(callback);
   }
 
   /** The first automatic pass runs at once, then one every `intervalMs`. */
@@ -108,14 +130,14 @@ export class Reaper {
    */
   private async drain(
     phase: 'tombstone' | 'purge',
-    batch: (trx: Transaction<TaskDatabase>, limit: number) => Promise<number>,
+    batch: (trx: Transaction<TaskDatabase>, limit: number) => Promise<BatchCounts>,
   ): Promise<number> {
     let total = 0;
     while (!this.stopped) {
       const limit = this.batchSize;
-      let done: number | null;
+      let counts: BatchCounts | null;
       try {
-        done = await this.database.db.transaction().execute(async (trx) => {
+        counts = await this.database.db.transaction().execute(async (trx) => {
           await sql`SELECT set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true),
                            set_config('lock_timeout', ${String(LOCK_TIMEOUT_MS)}, true)`.execute(trx);
           const { rows } = await sql<{ locked: boolean }>`
@@ -127,8 +149,11 @@ export class Reaper {
         this.batchSize = Math.max(MIN_BATCH_SIZE, Math.floor(this.batchSize / 2));
         continue;
       }
-      if (done === null) break;
+      if (counts === null) break;
+      const done = counts.rows;
       total += done;
+      this.reportBatch({ phase, rows: done });
+      if (counts.history !== undefined) this.reportBatch({ phase: 'history', rows: counts.history });
       this.batchSize = Math.min(this.maxBatchSize, this.batchSize * 2);
       if (done < limit) break;
     }
@@ -141,7 +166,7 @@ export class Reaper {
    * holds their locks: a TID scan, where a join back to the task ids gets planned as a hash join
    * over a sequential scan of the whole table.
    */
-  private async tombstoneBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+  private async tombstoneBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<BatchCounts> {
     const { tasks, tombstones } = this.database.tables;
     const { rows } = await sql<{ count: number }>`
       WITH moved AS (
@@ -159,12 +184,12 @@ export class Reaper {
         RETURNING 1
       )
       SELECT count(*)::int AS count FROM buried`.execute(trx);
-    return rows[0]!.count;
+    return { rows: rows[0]!.count };
   }
 
-  private async purgeBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+  private async purgeBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<BatchCounts> {
     const { tombstones, task_history } = this.database.tables;
-    const { rows } = await sql<{ count: number }>`
+    const { rows } = await sql<{ count: number; history: number }>`
       WITH old AS (
         SELECT task_id FROM ${tombstones}
          WHERE expired_at <= now() - ${this.retentionMs}::float8 * interval '1 millisecond'
@@ -174,13 +199,17 @@ export class Reaper {
       ), purged AS (
         DELETE FROM ${tombstones} AS t USING old WHERE t.task_id = old.task_id RETURNING t.task_id
       ), history AS (
-        DELETE FROM ${task_history} WHERE task_id IN (SELECT task_id FROM purged)
+        DELETE FROM ${task_history} WHERE task_id IN (SELECT task_id FROM purged) RETURNING 1
       )
-      SELECT count(*)::int AS count FROM purged`.execute(trx);
-    return rows[0]!.count;
+      SELECT (SELECT count(*)::int FROM purged) AS count, (SELECT count(*)::int FROM history) AS history`.execute(trx);
+    return { rows: rows[0]!.count, history: rows[0]!.history };
   }
 
   private report(outcome: ReapResult | Error): void {
     for (const callback of this.passListeners) callback(outcome);
+  }
+
+  private reportBatch(batch: ReaperBatch): void {
+    for (const callback of this.batchListeners) callback(batch);
   }
 }
