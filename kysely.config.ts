@@ -1,6 +1,6 @@
 /**
  * kysely-ctl, for contributors, runs the same SQL migrations as `migrate()` and the package's
- * `mcp-task-store-postgres` command:
+ * `mcp-task-store` command:
  *
  *   DATABASE_URL=postgres://… npx kysely migrate:latest
  *   DATABASE_URL=postgres://… MCP_TASKS_SCHEMA=other_schema npx kysely migrate:list

@@ -27,8 +27,11 @@ interface NotificationListenerOptions {
   /** Reconnection backoff: full jitter between 0 and min(maxBackoffMs, minBackoffMs * 2^attempt). */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** What pg_stat_activity shows for the connection. Default {@link LISTENER_APPLICATION_NAME}. */
+  applicationName?: string;
 }
 
+/** The connections of stores and message queues, which the CLI's `status` counts. */
 export const LISTENER_APPLICATION_NAME = 'mcp-task-store-listener';
 
 /**
@@ -104,7 +107,7 @@ export class NotificationListener {
         ...this.options.clientConfig,
         keepAlive: true,
         keepAliveInitialDelayMillis: 10_000,
-        application_name: LISTENER_APPLICATION_NAME,
+        application_name: this.options.applicationName ?? LISTENER_APPLICATION_NAME,
       });
       const connecting = client;
       this.client = connecting;

@@ -58,6 +58,12 @@ const TIMEOUT_CODES = new Set(['57014', '55P03']);
 /** A pass's counts or the error that ended it, and how long it took. */
 type PassListener = (outcome: ReaperPass | Error, durationMs: number) => void;
 
+/** What one committed batch did, so a caller can show progress while a backlog drains (the CLI's `reap`). */
+export interface ReaperBatch {
+  phase: ReaperPhase;
+  rows: number;
+}
+
 export class Reaper {
   private readonly intervalMs: number | null;
   private readonly retentionMs: number;
@@ -68,6 +74,7 @@ export class Reaper {
   private running: Promise<unknown> | null = null;
   private stopped = false;
   private readonly passListeners = new Set<PassListener>();
+  private readonly batchListeners = new Set<(batch: ReaperBatch) => void>();
 
   /** `options` false: no automatic passes, only {@link runOnce} by hand. */
   constructor(
@@ -86,6 +93,12 @@ export class Reaper {
   onPass(callback: PassListener): () => void {
     this.passListeners.add(callback);
     return () => this.passListeners.delete(callback);
+  }
+
+  /** Called after every committed batch of an automatic or manual pass. */
+  onBatch(callback: (batch: ReaperBatch) => void): () => void {
+    this.batchListeners.add(callback);
+    return () => this.batchListeners.delete(callback);
   }
 
   /** The first automatic pass runs at once, then one every `intervalMs`. */
@@ -159,6 +172,7 @@ export class Reaper {
       if (done === null) break;
       startedAt ??= done.at;
       total += done.rows;
+      for (const callback of this.batchListeners) callback({ phase, rows: done.rows });
       this.batchSize = Math.min(this.maxBatchSize, this.batchSize * 2);
       if (done.rows < limit) break;
     }

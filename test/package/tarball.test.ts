@@ -8,26 +8,17 @@
  * package's peer dependencies are installed beside it, so a new subpath needs no change here.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/test-database.js';
-import { copyProject, PROJECT_ROOT, run, type RunResult } from './project-copy.js';
+import { MANIFEST, packAndInstall, succeeded, type InstalledPackage } from './packed-package.js';
+import { PROJECT_ROOT, run } from './project-copy.js';
 
-interface Manifest {
-  name: string;
-  main?: string;
-  types?: string;
-  bin?: Record<string, string>;
-  exports: Record<string, unknown>;
-  peerDependencies?: Record<string, string>;
-}
-
-const MANIFEST = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as Manifest;
 const README = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
 const TSC = join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const SUBPATHS = Object.keys(MANIFEST.exports).map((key) => MANIFEST.name + key.slice(1));
+const [BIN] = Object.keys(MANIFEST.bin ?? {});
 
 /** The README's usage example: the first TypeScript block under "## Using it". */
 function usageExample(): string {
@@ -37,13 +28,13 @@ function usageExample(): string {
   return block;
 }
 
-/** Every `npx <bin> …` line in the README's shell blocks, comments dropped. */
+/** The arguments of every `npx <bin> …` line in the README's shell blocks, up to a comment, pipe or redirection. */
 function cliExamples(): string[][] {
   const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
   return blocks
     .flatMap((block) => block.split('\n'))
-    .map((line) => line.replace(/\s+#.*$/, '').trim())
-    .filter((line) => line.startsWith(`npx ${MANIFEST.name} `))
+    .map((line) => line.replace(/\s+[#|>].*$/, '').trim())
+    .filter((line) => line.startsWith(`npx ${BIN} `))
     .map((line) => line.split(/\s+/).slice(2));
 }
 
@@ -54,58 +45,21 @@ function exportTargets(value: unknown): string[] {
   return [];
 }
 
-/** npm's own variables from the `npm test` that runs us would make the child npm act on this project. */
-function npmEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of Object.keys(env)) {
-    if (/^npm_(lifecycle|package|command|config_local_prefix)/.test(name)) delete env[name];
-  }
-  return env;
-}
-
-function succeeded(result: RunResult, what: string): RunResult {
-  expect(result, `${what} failed:\n${result.stdout}\n${result.stderr}`).toMatchObject({ code: 0 });
-  return result;
-}
-
 const database = useTestDatabase();
-let root: string;
+let installed: InstalledPackage;
 let consumer: string;
 let packedFiles: string[];
 
-// Packing builds the package (a full TypeScript compile) and the install reads npm's cache:
-// half a minute or more on a loaded machine.
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'mcp-task-store-package-'));
-  const clone = join(root, 'clone');
-  await copyProject(clone);
-  await symlink(join(PROJECT_ROOT, 'node_modules'), join(clone, 'node_modules'), 'dir');
-  const packed = succeeded(
-    await run('npm', ['pack', '--json', '--pack-destination', root], { cwd: clone, env: npmEnv() }),
-    'npm pack',
-  );
-  // The prepare script's output comes first; npm's JSON report is the rest.
-  const [report] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[/m))) as [{ filename: string; files: { path: string }[] }];
-  packedFiles = report.files.map((file) => file.path);
-
-  consumer = join(root, 'consumer');
-  await mkdir(join(consumer, 'src'), { recursive: true });
-  await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  const peers = Object.entries(MANIFEST.peerDependencies ?? {}).map(([name, range]) => `${name}@${range}`);
-  succeeded(
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(root, report.filename), ...peers], {
-      cwd: consumer,
-      env: npmEnv(),
-    }),
-    'npm install of the tarball',
-  );
+  installed = await packAndInstall({ withPeers: true });
+  ({ consumer, packedFiles } = installed);
   // The consumer's own dependencies: this package and its peers, no @types/pg.
-  const installed = JSON.parse(readFileSync(join(consumer, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  expect(Object.keys(installed.dependencies).sort()).toEqual([MANIFEST.name, ...Object.keys(MANIFEST.peerDependencies ?? {})].sort());
+  const dependencies = (JSON.parse(readFileSync(join(consumer, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies;
+  expect(Object.keys(dependencies).sort()).toEqual([MANIFEST.name, ...Object.keys(MANIFEST.peerDependencies ?? {})].sort());
 }, 600_000);
 
 afterAll(async () => {
-  await rm(root, { recursive: true, force: true, maxRetries: 3 });
+  await installed?.remove();
 });
 
 // The cases share the installed project but write different files, so they run side by side.
@@ -177,13 +131,15 @@ describe('the packed tarball', { timeout: 300_000, concurrent: true }, () => {
     expect(examples.length).toBeGreaterThan(0);
     for (const args of examples) {
       const result = succeeded(
-        await run(join(consumer, 'node_modules', '.bin', MANIFEST.name), args, {
+        await run(join(consumer, 'node_modules', '.bin', BIN!), args, {
           cwd: consumer,
           env: { ...process.env, DATABASE_URL: database.connectionString },
         }),
-        `${MANIFEST.name} ${args.join(' ')}`,
+        `${BIN} ${args.join(' ')}`,
       );
-      expect(result.stdout).toMatch(/^database postgres:\/\/.*, schema \w+/);
+      // The header first, or (--json) one document that names the database, or (--print) SQL saying so.
+      if (args.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ database: expect.stringMatching(/^postgres:\/\//) });
+      else expect(result.stdout).toMatch(/^(-- mcp-task-store migrate --print: )?database postgres:\/\/.*, schema \w+/);
     }
   });
 });
