@@ -50,7 +50,10 @@ describe('tasks', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await store.createTask({ toolName: i % 2 ? 'odd' : 'even', owner: i === 4 ? '' : 'alice' })).taskId);
     await store.completeTask(ids[0]!, { content: [] });
-    await pool.query(`UPDATE ${schema}.tasks SET created_at = now() - interval '3 hours' WHERE task_id = $1`, [ids[0]]);
+    // Tasks made in one millisecond tie on created_at: spread them a minute apart, the first 3 hours back.
+    for (const [i, id] of ids.entries()) {
+      await pool.query(`UPDATE ${schema}.tasks SET created_at = now() - $2::int * interval '1 minute' WHERE task_id = $1`, [id, i === 0 ? 180 : 10 - i]);
+    }
     const expired = (await store.createTask({ toolName: 'even', ttlMs: 60_000 })).taskId;
     await pool.query(`UPDATE ${schema}.tasks SET expires_at = now() - interval '1 second' WHERE task_id = $1`, [expired]);
 
