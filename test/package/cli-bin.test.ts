@@ -35,6 +35,8 @@ beforeAll(async () => {
     const asking = (await store.createTask({ toolName: 'deploy' })).taskId;
     await store.requireInput(asking, { approval: { method: 'elicitation/create', params: { message: 'Deploy?' } } });
     await store.close();
+    // Newest first: the older task a minute older, whatever the clock's resolution.
+    await pool.query(`UPDATE ${SEEDED}.tasks SET created_at = created_at - interval '1 minute' WHERE task_id = $1`, [done]);
     taskIds = { asking, done };
   })();
   [installed] = await Promise.all([packAndInstall({ withPeers: false }), seeding]);
