@@ -255,15 +255,17 @@ export interface Transition {
 }
 
 export async function readHistory(database: CliDatabase, taskId: string): Promise<Transition[]> {
-  const { rows } = await sql<{ at: Date; from_status: TaskStatus | null; to_status: TaskStatus; message: string | null }>`
-    SELECT at, from_status, to_status, message FROM ${database.tables.task_history}
-     WHERE task_id = ${taskId} ORDER BY id`.execute(database.db);
-  return rows.map((row, i) => ({
+  // The view measures the time in each status, so psql users and this command agree on it.
+  const { rows } = await sql<{ at: Date; from_status: TaskStatus | null; to_status: TaskStatus; message: string | null; previous_state_ms: string | null }>`
+    SELECT at, from_status, to_status, message, previous_state_ms
+      FROM ${sql.table(`${database.schema}.task_transitions`)}
+     WHERE task_id = ${taskId} ORDER BY seq`.execute(database.db);
+  return rows.map((row) => ({
     at: row.at,
     fromStatus: row.from_status,
     toStatus: row.to_status,
     message: row.message,
-    previousStateMs: i === 0 ? null : row.at.getTime() - rows[i - 1]!.at.getTime(),
+    previousStateMs: row.previous_state_ms === null ? null : Number(row.previous_state_ms),
   }));
 }
 
