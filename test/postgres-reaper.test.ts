@@ -14,6 +14,7 @@ import {
   type PostgresTaskStoreOptions,
   type ReaperPass,
 } from '../src/index.js';
+import { notificationChannel, quoteIdentifier } from '../src/postgres/schema-name.js';
 import { useTestResources } from './support/postgres-stores.js';
 import { useTestDatabase } from './support/test-database.js';
 import { eventually, sleep, within } from './support/time.js';
@@ -322,29 +323,28 @@ describe('concurrent reapers', () => {
     expect(await count(schema, 'task_history', stuck)).toBe(0);
   });
 
-  test('a token held by one instance is raised when another instance’s reaper tombstones the task', async () => {
+  test('a reaped task is not announced: a token on another instance is raised by its own deadline; a discard is announced', async () => {
     const schema = await freshSchema();
     const holder = new PostgresTaskStore({ pool: resources.admin, schema, reaper: false });
     openStores.push(holder);
     await within('the holder listening', waitUntilListening(holder));
     const reaper = await openStore(schema, { reaper: { intervalMs: HOUR_MS } });
-
-    const { taskId, token } = await holder.createTask({ toolName: 'held', ttlMs: 60_000, owner: 'carol' });
-    // Expire the row behind the holder's back: with the announcing trigger off for this one
-    // statement, the holder's deadline timer (a minute away) is all it has, until the reaper acts.
+    const announcements: string[] = [];
     const client = await resources.client();
-    await client.query('BEGIN');
-    await client.query(`ALTER TABLE ${schema}.tasks DISABLE TRIGGER tasks_announce_change`);
-    await client.query(`UPDATE ${schema}.tasks SET ttl_ms = 0, expires_at = created_at WHERE task_id = $1`, [taskId]);
-    await client.query(`ALTER TABLE ${schema}.tasks ENABLE TRIGGER tasks_announce_change`);
-    await client.query('COMMIT');
-    expect(await holder.taskPresence(taskId)).toEqual({ state: 'expired', owner: 'carol' });
-    expect(token.isCancelled).toBe(false);
+    client.on('notification', ({ payload }) => announcements.push(payload ?? ''));
+    await client.query(`LISTEN ${quoteIdentifier(notificationChannel(schema))}`);
 
+    const expiring = await holder.createTask({ toolName: 'held', ttlMs: 300, owner: 'carol' });
+    const kept = await holder.createTask({ toolName: 'held', owner: 'carol' });
+    await within('the held token being raised at its deadline', expiring.token.whenCancelled());
+    expect(expiring.token.signal.reason).toBe('expired');
     expect(await reaper.reapExpired()).toEqual({ tombstoned: 1, purged: 0 });
-    await within('the held token being raised', token.whenCancelled());
-    expect(token.signal.reason).toBe('expired');
-    expect(await holder.taskPresence(taskId)).toEqual({ state: 'expired', owner: 'carol' });
+    expect(await holder.taskPresence(expiring.taskId)).toEqual({ state: 'expired', owner: 'carol' });
+
+    // NOTIFYs arrive in commit order: once the discard's is here, the reap's would have come first.
+    expect(await reaper.discardTask(kept.taskId)).toBe(true);
+    await eventually('the discard announced', async () => announcements.includes(`deleted:${kept.taskId}`));
+    expect(announcements).not.toContain(`deleted:${expiring.taskId}`);
   });
 
   test('a pass skips a row that another transaction holds locked, without waiting; the next pass takes it', async () => {

@@ -280,8 +280,9 @@ export interface WatchedTask extends TaskLine {
 }
 
 /**
- * Task rows updated after `afterUs`, and the rows `taskIds` names whatever their time (a cancel
- * request on a settled task changes no timestamp); with the database's clock then.
+ * Task rows updated or expired after `afterUs` (nothing announces an expiry), and the rows
+ * `taskIds` names whatever their time (a cancel request on a settled task changes no timestamp);
+ * with the database's clock then.
  */
 export async function readChangedTasks(database: CliDatabase, afterUs: string, taskIds: string[]): Promise<{ tasks: WatchedTask[]; nowUs: string }> {
   const { rows } = await sql<TaskRow & { cancel_requested_at: Date | null; expired: boolean; updated_us: string; now_us: string }>`
@@ -289,6 +290,7 @@ export async function readChangedTasks(database: CliDatabase, afterUs: string, t
            (extract(epoch FROM now()) * 1000000)::bigint::text AS now_us
       FROM ${database.tables.tasks}
      WHERE last_updated_at > ${FROM_MICROSECONDS(afterUs)} OR task_id = ANY(${taskIds}::text[])
+        OR (expires_at > ${FROM_MICROSECONDS(afterUs)} AND expires_at <= now())
      ORDER BY last_updated_at, task_id`.execute(database.db);
   const nowUs = rows[0]?.now_us ?? (await databaseNowUs(database));
   const tasks = rows.map((row) => ({ ...taskLine(row), cancelRequestedAt: row.cancel_requested_at, expired: row.expired, updatedUs: row.updated_us }));

@@ -91,8 +91,10 @@ export class TaskFeed {
     const fingerprint = [task.status, task.statusMessage, task.updatedUs, task.cancelRequestedAt?.getTime(), task.expiresAt?.getTime(), task.expired].join('|');
     if (before?.fingerprint === fingerprint) return;
     this.remember(task.taskId, { fingerprint, updatedUs, status: task.status, toolName: task.toolName, owner: task.owner, expired: task.expired });
-    // Rows as they were when watch started are its baseline, not changes; a notification is news.
-    if (!before && updatedUs <= this.startUs && !notified) return;
+    // Rows as they were when watch started are its baseline, not changes; a notification, or an
+    // expiry since the start, is news.
+    const expiredSinceStart = task.expired && BigInt(task.expiresAt!.getTime()) * 1000n > this.startUs;
+    if (!before && updatedUs <= this.startUs && !notified && !expiredSinceStart) return;
     if (before?.expired && task.expired) return;
     const createdBeforeStart = BigInt(task.createdAt.getTime()) * 1000n <= this.startUs;
     const change = task.expired ? 'expired' : before || createdBeforeStart ? 'updated' : 'created';

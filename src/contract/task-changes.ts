@@ -15,8 +15,8 @@ export interface TaskChangeFeed {
    * Reports, by task id, changes to any of `taskIds` made after the returned promise resolves, on
    * any instance. Every store reports at least: a task becoming `input_required`, reaching a
    * terminal status, a cancellation request (also on a task that had already finished), a TTL
-   * change, and removal (a discard, or the cleanup of an expired task). Other changes (a progress
-   * message, answered input, the moment a TTL elapses) may be reported too.
+   * change, the moment its TTL elapses, and a discard. Other changes (a progress message, answered
+   * input, the cleanup of an expired task) may be reported too.
    *
    * Ids that name no task are watched harmlessly and never reported. Call `close()` on the result
    * to stop; closing twice is harmless, and closing the store ends every watch.

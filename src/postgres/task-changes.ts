@@ -3,15 +3,17 @@
  * tokens: any instance's transition of a watched task reaches this instance's listener, and the
  * watcher of that task hears its id. Nothing is polled per watcher.
  *
- * The trigger announces cancellation, TTL changes and deletion of every task, but status changes
- * only for rows flagged `awaited` (NOTIFY costs a database-wide lock at
+ * The trigger announces cancellation, TTL changes and the deletion of a task before its deadline,
+ * but status changes only for rows flagged `awaited` (NOTIFY costs a database-wide lock at
  * commit, so unwatched tasks stay silent). Watching a task therefore flags it first, and the watch
- * is armed once that has committed. While the listener is down (or in poll-only mode) every watched
+ * is armed once that has committed. Expiry is announced by no one: each watched task's deadline,
+ * read from the database clock, is a timer here, re-read whenever its TTL changes. While the listener is down (or in poll-only mode) every watched
  * task is reported each poll interval and once more on reconnection, since announcements made
  * meanwhile are lost; reports are hints, and the watcher re-reads the task either way.
  */
 import type { Kysely } from 'kysely';
 import type { TaskWatch } from '../contract/task-changes.js';
+import { DeadlineQueue, type CancelDeadline } from '../contract/timers.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskGate } from './task-gate.js';
 import type { TaskDatabase } from './tables.js';
@@ -24,6 +26,8 @@ type Listener = (taskId: string) => void;
 export class PostgresTaskChanges {
   private readonly byTask = new Map<string, Set<Listener>>();
   private readonly due = new Set<string>();
+  private readonly deadlines = new Map<string, CancelDeadline>();
+  private readonly deadlineQueue = new DeadlineQueue();
   private flushScheduled = false;
   private pollTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -45,10 +49,16 @@ export class PostgresTaskChanges {
     this.gate = options.gate;
     this.listener?.onNotification((payload) => {
       const event = parseTaskEvent(payload);
-      if (event) this.report(event.taskId);
+      if (!event) return;
+      this.report(event.taskId);
+      // A failed re-read keeps the old deadline: a report is a hint, the reader re-reads anyway.
+      if (event.kind === 'ttl' && this.byTask.has(event.taskId)) this.armDeadlines([event.taskId]).catch(() => {});
     });
     this.listener?.onStateChange(({ state }) => {
-      if (state === 'listening') this.report(...this.byTask.keys());
+      if (state === 'listening') {
+        this.report(...this.byTask.keys());
+        this.armDeadlines([...this.byTask.keys()]).catch(() => {}); // a TTL may have changed meanwhile
+      }
       this.updatePolling();
     });
   }
@@ -68,6 +78,7 @@ export class PostgresTaskChanges {
           this.gate.run(taskId, (lockTimeout) => this.statements.markAwaited.execute(this.db, { taskId, lockTimeout })),
         ),
       );
+      await this.armDeadlines(ids);
     } catch (error) {
       watch.close();
       throw error;
@@ -80,14 +91,35 @@ export class PostgresTaskChanges {
     this.closed = true;
     this.byTask.clear();
     this.due.clear();
+    this.deadlineQueue.clear();
+    this.deadlines.clear();
     this.updatePolling();
+  }
+
+  /** Reads the time left of the watched ones among `taskIds`, to report each when it runs out. */
+  private async armDeadlines(taskIds: string[]): Promise<void> {
+    const { rows } = await this.statements.states.execute(this.db, { taskIds });
+    for (const { task_id: taskId, ms_until_expiry: msLeft, expired } of rows) {
+      if (!this.byTask.has(taskId) || expired) continue;
+      this.deadlines.get(taskId)?.();
+      this.deadlines.delete(taskId);
+      if (msLeft === null) continue;
+      const fire = () => {
+        this.deadlines.delete(taskId);
+        this.report(taskId);
+      };
+      this.deadlines.set(taskId, this.deadlineQueue.schedule(Date.now() + Math.max(Math.ceil(msLeft), 1), fire));
+    }
   }
 
   private unwatch(ids: string[], onChange: Listener): void {
     for (const taskId of ids) {
       const listeners = this.byTask.get(taskId);
       if (!listeners?.delete(onChange)) continue;
-      if (listeners.size === 0) this.byTask.delete(taskId);
+      if (listeners.size > 0) continue;
+      this.byTask.delete(taskId);
+      this.deadlines.get(taskId)?.();
+      this.deadlines.delete(taskId);
     }
     this.updatePolling();
   }

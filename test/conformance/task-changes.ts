@@ -84,6 +84,25 @@ export function taskChangeConformance(target: ConformanceTarget): void {
       changes.watch.close();
     });
 
+    it('reports the moment a TTL elapses, also one a TTL change brought forward', async () => {
+      const store = await openFeed();
+      const expiring = await createTask(store, { ttlMs: 1500 });
+      const changes = await record(store, [expiring.id]);
+      await changes.heard(expiring.id, 'the report of the TTL elapsing');
+      expect(await store.getTask(expiring.id)).toBeNull();
+
+      const retimed = await createTask(store);
+      const later = await record(store, [retimed.id]);
+      const { createdAt } = (await store.getTask(retimed.id))!;
+      await store.setTtl(retimed.id, Date.now() - Date.parse(createdAt) + 600); // a TTL counts from creation
+      await later.heard(retimed.id, 'the TTL change report');
+      later.reset();
+      await later.heard(retimed.id, 'the report of the shortened TTL elapsing');
+      expect(await store.getTask(retimed.id)).toBeNull();
+      changes.watch.close();
+      later.watch.close();
+    });
+
     it('reports only watched tasks, and nothing after close', async () => {
       const store = await openFeed();
       const watched = await createTask(store);

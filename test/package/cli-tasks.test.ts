@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
 import { createPool } from '../../src/postgres/pool.js';
 import { useTestDatabase } from '../support/test-database.js';
-import { within } from '../support/time.js';
+import { sleep, within } from '../support/time.js';
 import { cli, databaseLine, startCli } from './cli-support.js';
 
 const database = useTestDatabase();
@@ -243,6 +243,27 @@ describe('reap', () => {
 });
 
 describe('watch', () => {
+  it('shows a task expiring while it watches, though nothing announces an expiry, and once only', async () => {
+    const { schema, store } = await storeOnFreshSchema();
+    const { taskId } = await store.createTask({ toolName: 'brief', owner: 'bob', ttlMs: 60_000 });
+    // Created a minute ago and untouched since, with 2 s to go: only its expiry can bring it up.
+    await pool.query(
+      `UPDATE ${schema}.tasks SET created_at = now() - interval '1 minute', last_updated_at = now() - interval '1 minute',
+              ttl_ms = 62000, expires_at = now() + interval '2 seconds' WHERE task_id = $1`,
+      [taskId],
+    );
+    const watch = startCli(['watch', '--schema', schema, '--json', '--interval', '200ms'], env());
+    await within('the listener', watch.waitFor('err', /^watch: listening for notifications$/));
+    await within('the expiry', watch.waitFor('out', new RegExp(`"change":"expired","taskId":"${taskId}"`)));
+    expect(await store.reapExpired()).toEqual({ tombstoned: 1, purged: 0 });
+    await sleep(600); // three re-reads, after the reap
+
+    const result = await within('watch stopping', watch.stop());
+    expect(result.out.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ change: 'expired', taskId, status: 'working', toolName: 'brief', owner: 'bob' }),
+    ]);
+  });
+
   it('prints one JSON line per change, notified or found by a re-read, and stops cleanly', async () => {
     const { schema, store } = await storeOnFreshSchema();
     const old = (await store.createTask({ toolName: 'old' })).taskId;
