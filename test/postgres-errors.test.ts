@@ -467,6 +467,26 @@ describe('a row lock held by another session', () => {
     expect(await store.completeTask(taskId, { content: [] })).toBe(true);
   });
 
+  test('waits begun together, one on a task another session holds, all hear their completion on another instance', async () => {
+    const schema = await freshSchema();
+    const waiter = openStore({ pool: resources.admin, schema, lockTimeoutMs: 10_000 });
+    const finisher = openStore({ pool: resources.admin, schema });
+    await eventually('the waiting instance listening', async () => waiter.listenerState === 'listening');
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await finisher.createTask({ toolName: 'free' })).taskId);
+    const lock = await holdRowLock(schema, ids[0]!);
+    const waits = ids.map((taskId) => waiter.waitForCompletion(taskId));
+    // The free tasks are flagged at once; the held one once the lock is gone.
+    await eventually('the free tasks awaited', async () => {
+      const { rows } = await resources.admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.tasks WHERE awaited`);
+      return rows[0]!.n === ids.length - 1;
+    });
+    await lock.release();
+    for (const taskId of ids) expect(await finisher.completeTask(taskId, { content: [{ type: 'text', text: taskId }] })).toBe(true);
+    const snapshots = await within('every wait woken by NOTIFY', Promise.all(waits));
+    expect(snapshots.map((snapshot) => snapshot?.result)).toEqual(ids.map((taskId) => ({ content: [{ type: 'text', text: taskId }] })));
+  });
+
   test('calls piling up on a locked task hold at most one connection; other tasks and the reaper carry on', async () => {
     const schema = await freshSchema();
     const pool = createPool(database.connectionString, 4);

@@ -196,6 +196,24 @@ export function taskStatements(database: StoreDatabase) {
         .where(withinLockTimeout(param('lockTimeout'))),
     ),
 
+    /**
+     * markAwaited for many tasks in one statement that never waits for a row lock: it flags the
+     * open, unflagged rows it can lock now, and returns those it could not (another transaction
+     * holds them), which are flagged one at a time with markAwaited instead.
+     */
+    markAwaitedUnlessLocked: compileQuery<ByIds, { task_id: string }>(db, (param) => sql`
+      WITH wanted AS (
+             SELECT task_id FROM ${tables.tasks}
+              WHERE task_id = ANY(${param('taskIds')}::text[]) AND NOT awaited AND ${isOpen}),
+           flagged AS (
+             UPDATE ${tables.tasks} SET awaited = true
+              WHERE task_id = ANY(ARRAY(
+                SELECT task_id FROM ${tables.tasks}
+                 WHERE task_id = ANY(${param('taskIds')}::text[]) AND NOT awaited AND ${isOpen}
+                   FOR NO KEY UPDATE SKIP LOCKED))
+             RETURNING task_id)
+      SELECT task_id FROM wanted WHERE task_id NOT IN (SELECT task_id FROM flagged)`),
+
     /** Live rows and tombstones of the given tasks, read in one statement (one snapshot). */
     states: compileQuery<ByIds, TaskState>(db, (param) => sql`
       SELECT task_id, status, NOT ${isLive} AS expired, cancel_requested_at IS NOT NULL AS cancel_requested, ${msUntilExpiry}

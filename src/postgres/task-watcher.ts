@@ -34,12 +34,15 @@ export class TaskWatcher {
   private readonly deadlineQueue = new DeadlineQueue();
   private readonly due = new Set<string>();
   private recheckScheduled = false;
+  /** New waiters by task, whose tasks are flagged awaited together, once per tick. */
+  private readonly unflagged = new Map<string, Waiter[]>();
+  private flagScheduled = false;
   private pollTimer: NodeJS.Timeout | null = null;
   private rereadFailing = false;
   private closed = false;
 
   constructor(
-    private readonly statements: Pick<TaskStatements, 'markAwaited' | 'states' | 'terminalSnapshots'>,
+    private readonly statements: Pick<TaskStatements, 'markAwaited' | 'markAwaitedUnlessLocked' | 'states' | 'terminalSnapshots'>,
     private readonly db: Parameters<TaskStatements['states']['execute']>[0],
     private readonly listener: NotificationListener | null,
     /** Flagging a task awaited is an UPDATE: it waits its turn for the row like every write. */
@@ -110,8 +113,8 @@ export class TaskWatcher {
     signal?.addEventListener('abort', onAbort, { once: true });
     // Register in memory before reading, so a wake between the read and the wait is not lost.
     this.addWaiter(taskId, waiter);
-    // Not awaited here: an abort (or close) must end the wait even while this statement waits.
-    void this.markAwaited(taskId, waiter);
+    // Not awaited here: an abort (or close) must end the wait even while the flag is written.
+    this.flagAwaited(taskId, waiter);
     try {
       return await settled;
     } finally {
@@ -119,19 +122,58 @@ export class TaskWatcher {
     }
   }
 
-  /** Asks the settling transaction to NOTIFY (only awaited tasks are announced), then reads the row. */
-  private async markAwaited(taskId: string, waiter: Waiter): Promise<void> {
+  /**
+   * Asks the settling transaction to NOTIFY (only awaited tasks are announced), then reads the row.
+   * The flags of every wait begun in one tick are one statement: 10,000 waits are a few UPDATEs,
+   * not 10,000 transactions.
+   */
+  private flagAwaited(taskId: string, waiter: Waiter): void {
+    const waiting = this.unflagged.get(taskId);
+    if (waiting) waiting.push(waiter);
+    else this.unflagged.set(taskId, [waiter]);
+    if (this.flagScheduled) return;
+    this.flagScheduled = true;
+    setImmediate(() => {
+      this.flagScheduled = false;
+      const batch = new Map(this.unflagged);
+      this.unflagged.clear();
+      if (!this.closed) void this.flagBatch(batch);
+    });
+  }
+
+  private async flagBatch(batch: Map<string, Waiter[]>): Promise<void> {
+    let locked: Set<string>;
+    try {
+      const { rows } = await this.statements.markAwaitedUnlessLocked.execute(this.db, { taskIds: [...batch.keys()] });
+      locked = new Set(rows.map((row) => row.task_id));
+    } catch (error) {
+      for (const [taskId, waiters] of batch) this.removeWaiters(taskId, waiters, error);
+      return;
+    }
+    for (const [taskId, waiters] of batch) {
+      if (locked.has(taskId)) void this.markAwaited(taskId, waiters);
+      else this.recheck(taskId);
+    }
+  }
+
+  /** A task whose row another transaction holds: its flag waits its turn for the row, like a write. */
+  private async markAwaited(taskId: string, waiters: Waiter[]): Promise<void> {
     try {
       await this.gate.run(taskId, (lockTimeout) => this.statements.markAwaited.execute(this.db, { taskId, lockTimeout }));
       this.recheck(taskId);
     } catch (error) {
-      this.removeWaiter(taskId, waiter, error);
+      this.removeWaiters(taskId, waiters, error);
     }
+  }
+
+  private removeWaiters(taskId: string, waiters: Waiter[], error: unknown): void {
+    for (const waiter of waiters) this.removeWaiter(taskId, waiter, error);
   }
 
   /** Pending waits reject; tokens are left as they are; every timer is cleared. */
   close(): void {
     this.closed = true;
+    this.unflagged.clear();
     const error = closedWhileWaiting();
     for (const [taskId, waiters] of this.waiters) for (const waiter of waiters) this.removeWaiter(taskId, waiter, error);
     this.deadlineQueue.clear();
