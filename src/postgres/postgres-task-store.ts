@@ -198,14 +198,11 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     const { taskId: id, signal } = validate.waitForCompletion(taskId, options);
     if (signal?.aborted) throw signal.reason;
     if (!isIssuableTaskId(id)) return null;
-    return this.telemetry.timeWait(async () => {
-      try {
-        return await this.watcher.waitForCompletion(id, signal);
-      } catch (error) {
-        if (signal?.aborted && error === signal.reason) throw error;
-        throw await this.calls.failure(error);
-      }
-    }, signal);
+    const waiting = this.watcher.waitForCompletion(id, signal).catch(async (error: unknown) => {
+      if (signal?.aborted && error === signal.reason) throw error;
+      throw await this.calls.failure(error);
+    });
+    return this.telemetry.timeWait(waiting, signal);
   }
 
   /**

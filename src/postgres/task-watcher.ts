@@ -106,20 +106,25 @@ export class TaskWatcher {
     if (this.isWatching(taskId)) this.recheck(taskId);
   }
 
-  async waitForCompletion(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot | null> {
+  /** Not an async function: its frame would stay in memory as long as the wait (see timeWait). */
+  waitForCompletion(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot | null> {
     let waiter!: Waiter;
-    const settled = new Promise<TaskSnapshot | null>((resolve, reject) => (waiter = { resolve, reject }));
-    const onAbort = () => this.removeWaiter(taskId, waiter, signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const settled = new Promise<TaskSnapshot | null>((resolve, reject) => {
+      waiter = { resolve, reject };
+      if (!signal) return;
+      const onAbort = () => this.removeWaiter(taskId, waiter, signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const settle = <A>(end: (value: A) => void) => (value: A) => {
+        signal.removeEventListener('abort', onAbort);
+        end(value);
+      };
+      waiter = { resolve: settle(resolve), reject: settle(reject) };
+    });
     // Register in memory before reading, so a wake between the read and the wait is not lost.
     this.addWaiter(taskId, waiter);
     // Not awaited here: an abort (or close) must end the wait even while the flag is written.
     this.flagAwaited(taskId, waiter);
-    try {
-      return await settled;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
+    return settled;
   }
 
   /**

@@ -112,22 +112,27 @@ export class StoreTelemetry {
    * Times one wait. The wake delay is taken only for a task that settled after the wait began; it
    * compares the database's clock with ours, so a skew between them shows in it (never below 0).
    */
-  async timeWait(wait: () => Promise<TaskSnapshot | null>, signal: AbortSignal | undefined): Promise<TaskSnapshot | null> {
+  timeWait(waiting: Promise<TaskSnapshot | null>, signal: AbortSignal | undefined): Promise<TaskSnapshot | null> {
+    // Callbacks, not an async function: a store may hold tens of thousands of waits, and each
+    // suspended async frame would stay in memory as long as its wait.
     const started = performance.now();
     const startedAt = Date.now();
-    let outcome: WaitOutcome = 'error';
-    try {
-      const snapshot = await wait();
-      outcome = snapshot?.task.status ?? 'gone';
-      const settledAt = snapshot ? Date.parse(snapshot.task.lastUpdatedAt) : Number.NaN;
-      if (settledAt >= startedAt) this.wakeDelay.record(Math.max(0, Date.now() - settledAt) / 1000);
-      return snapshot;
-    } catch (error) {
-      if (signal?.aborted && error === signal.reason) outcome = 'aborted';
-      throw error;
-    } finally {
-      this.waitDuration.record((performance.now() - started) / 1000, { 'mcp_task_store.outcome': outcome });
-    }
+    return waiting.then(
+      (snapshot) => {
+        this.waitEnded(started, snapshot?.task.status ?? 'gone');
+        const settledAt = snapshot ? Date.parse(snapshot.task.lastUpdatedAt) : Number.NaN;
+        if (settledAt >= startedAt) this.wakeDelay.record(Math.max(0, Date.now() - settledAt) / 1000);
+        return snapshot;
+      },
+      (error: unknown) => {
+        this.waitEnded(started, signal?.aborted && error === signal.reason ? 'aborted' : 'error');
+        throw error;
+      },
+    );
+  }
+
+  private waitEnded(started: number, outcome: WaitOutcome): void {
+    this.waitDuration.record((performance.now() - started) / 1000, { 'mcp_task_store.outcome': outcome });
   }
 
   reaperPassed(outcome: ReapResult | Error, durationMs: number): void {
