@@ -95,7 +95,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     );
     this.retention = new RetentionEnforcer(this.database, this.statements, settings.maxTasksPerOwner);
     this.listener = listenerFor(settings.listen, this.pool, notificationChannel(this.schema));
-    this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener, gate);
+    this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener, gate, (error) => this.calls.failure(error));
     this.changes = new PostgresTaskChanges({
       db: this.database.db,
       statements: this.statements,
@@ -198,11 +198,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     const { taskId: id, signal } = validate.waitForCompletion(taskId, options);
     if (signal?.aborted) throw signal.reason;
     if (!isIssuableTaskId(id)) return null;
-    const waiting = this.watcher.waitForCompletion(id, signal).catch(async (error: unknown) => {
-      if (signal?.aborted && error === signal.reason) throw error;
-      throw await this.calls.failure(error);
-    });
-    return this.telemetry.timeWait(waiting, signal);
+    return this.telemetry.timeWait(this.watcher.waitForCompletion(id, signal), signal);
   }
 
   /**

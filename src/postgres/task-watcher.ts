@@ -47,6 +47,8 @@ export class TaskWatcher {
     private readonly listener: NotificationListener | null,
     /** Flagging a task awaited is an UPDATE: it waits its turn for the row like every write. */
     private readonly gate: TaskGate,
+    /** What a wait rejects with when flagging its task failed: the store's error for the failure. */
+    private readonly failure: (error: unknown) => Promise<unknown>,
   ) {
     this.listener?.onNotification((payload) => {
       const event = parseTaskEvent(payload);
@@ -152,7 +154,8 @@ export class TaskWatcher {
       const { rows } = await this.statements.markAwaitedUnlessLocked.execute(this.db, { taskIds: [...batch.keys()] });
       locked = new Set(rows.map((row) => row.task_id));
     } catch (error) {
-      for (const [taskId, waiters] of batch) this.removeWaiters(taskId, waiters, error);
+      const failure = await this.failure(error);
+      for (const [taskId, waiters] of batch) this.removeWaiters(taskId, waiters, failure);
       return;
     }
     for (const [taskId, waiters] of batch) {
@@ -167,7 +170,7 @@ export class TaskWatcher {
       await this.gate.run(taskId, (lockTimeout) => this.statements.markAwaited.execute(this.db, { taskId, lockTimeout }));
       this.recheck(taskId);
     } catch (error) {
-      this.removeWaiters(taskId, waiters, error);
+      this.removeWaiters(taskId, waiters, await this.failure(error));
     }
   }
 

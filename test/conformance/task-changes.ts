@@ -22,13 +22,23 @@ import {
 /** Watches `taskIds` and records every id reported. */
 async function record(store: TaskStore & TaskChangeFeed, taskIds: string[]) {
   const reported: string[] = [];
-  const watch = await store.watchTasks(taskIds, (taskId) => reported.push(taskId));
+  const reportedAt: number[] = [];
+  const watch = await store.watchTasks(taskIds, (taskId) => {
+    reported.push(taskId);
+    reportedAt.push(Date.now());
+  });
   return {
     reported,
     watch,
     /** Waits until `taskId` has been reported since the last `reset()`. */
     heard: (taskId: string, what: string) => eventually(what, async () => reported.includes(taskId)),
-    reset: () => reported.splice(0),
+    /** Waits until `taskId` is reported at `atMs` (this clock) or later: reports are hints, one may come early. */
+    heardFrom: (taskId: string, atMs: number, what: string) =>
+      eventually(what, async () => reported.some((id, i) => id === taskId && reportedAt[i]! >= atMs)),
+    reset: () => {
+      reported.splice(0);
+      reportedAt.splice(0);
+    },
   };
 }
 
@@ -88,16 +98,17 @@ export function taskChangeConformance(target: ConformanceTarget): void {
       const store = await openFeed();
       const expiring = await createTask(store, { ttlMs: 1500 });
       const changes = await record(store, [expiring.id]);
-      await changes.heard(expiring.id, 'the report of the TTL elapsing');
+      const expiresAt = Date.parse((await store.getTask(expiring.id))!.createdAt) + 1500;
+      await changes.heardFrom(expiring.id, expiresAt, 'the report of the TTL elapsing');
       expect(await store.getTask(expiring.id)).toBeNull();
 
       const retimed = await createTask(store);
       const later = await record(store, [retimed.id]);
       const { createdAt } = (await store.getTask(retimed.id))!;
-      await store.setTtl(retimed.id, Date.now() - Date.parse(createdAt) + 600); // a TTL counts from creation
+      const ttlMs = Date.now() - Date.parse(createdAt) + 600; // a TTL counts from creation
+      await store.setTtl(retimed.id, ttlMs);
       await later.heard(retimed.id, 'the TTL change report');
-      later.reset();
-      await later.heard(retimed.id, 'the report of the shortened TTL elapsing');
+      await later.heardFrom(retimed.id, Date.parse(createdAt) + ttlMs, 'the report of the shortened TTL elapsing');
       expect(await store.getTask(retimed.id)).toBeNull();
       changes.watch.close();
       later.watch.close();
