@@ -17,7 +17,7 @@ export interface MemoryOptions {
 export interface MemoryResult {
   waiters: number;
   tokens: number;
-  /** Resident memory while holding them, over the warmed-up instance's, after a full GC. */
+  /** Resident memory while holding them, over the instance warmed up with the same load and released, after a full GC. */
   extraRssMb: number;
   extraHeapMb: number;
   baselineRssMb: number;

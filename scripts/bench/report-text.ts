@@ -84,9 +84,12 @@ another instance runs live lifecycles. The live p99 during the reap is compared 
 same load with no reaper running just before (the idle value); the run after the reap shows how far
 the machine drifted meanwhile.`,
 
-  memory: `One store instance in a fresh Node process (\`--expose-gc\`), warmed up, then holding pending
+  memory: `One store instance in a fresh Node process (\`--expose-gc\`) holding pending
 \`waitForCompletion\` calls on tasks another instance created and the cancellation tokens of tasks
-it created itself. Resident memory and the V8 heap are read after a full GC, before and while
-holding them; the instance's connections are counted in \`pg_stat_activity\`. Then one UPDATE
-settles every waited task and the time to the last waiter resolving is taken.`,
+it created itself. It is first warmed up with that same load, which it then lets go of (the tasks
+settled and deleted), as a server that has been serving a while would have: the V8 heap it grew and
+the code it compiled belong to the baseline, and the figure is what holding them costs. Resident
+memory and the V8 heap are read after a full GC, before and while holding them; the instance's
+connections are counted in \`pg_stat_activity\`. Then one UPDATE settles every waited task and the
+time to the last waiter resolving is taken.`,
 };
