@@ -109,8 +109,10 @@ describe('history rows', () => {
     expect(await store.taskPresence(tombstoned)).toEqual({ state: 'expired', owner: null });
     const kept = (await store.createTask({ toolName: 'kept' })).taskId;
 
+    await resources.admin.query(`INSERT INTO ${schema}.task_messages (task_id, session_id, message) VALUES ($1, NULL, '{}')`, [live]);
     expect(await store.discardTask(live)).toBe(true);
     expect(await store.discardTask(tombstoned)).toBe(true);
+    expect(await rows(`SELECT task_id FROM ${schema}.task_messages`)).toEqual([]);
     expect(await historyCount(schema, live)).toBe(0);
     expect(await historyCount(schema, tombstoned)).toBe(0);
     expect(await historyCount(schema, kept)).toBe(1);
@@ -154,6 +156,35 @@ describe('the reaper’s history phase', () => {
     // The tombstone has a retention of its own.
     expect(await store.taskPresence(oldGone)).toEqual({ state: 'expired', owner: null });
     expect(await reap(store)).toEqual({ tombstoned: 0, purged: 0, historyPurged: 0 });
+  });
+
+  test('deletes what a task deleted in plain SQL left in input_requests, task_sessions and task_messages, with its timeline', async () => {
+    const schema = await freshSchema();
+    const store = await openStore(schema, { historyRetentionMs: HOUR_MS });
+    const dependents = async (taskId: string) =>
+      (await rows(`SELECT
+         (SELECT count(*) FROM ${schema}.input_requests WHERE task_id = $1)::int AS requests,
+         (SELECT count(*) FROM ${schema}.task_sessions WHERE task_id = $1)::int AS sessions,
+         (SELECT count(*) FROM ${schema}.task_messages WHERE task_id = $1)::int AS messages`, [taskId]))[0];
+    const addDependents = async (taskId: string) => {
+      await store.requireInput(taskId, { q: { method: 'roots/list' } });
+      await resources.admin.query(`INSERT INTO ${schema}.task_sessions (task_id, session_id, created_at) VALUES ($1, 's', now())`, [taskId]);
+      await resources.admin.query(`INSERT INTO ${schema}.task_messages (task_id, session_id, message) VALUES ($1, 's', '{}')`, [taskId]);
+    };
+    const deletedByHand = (await store.createTask({ toolName: 'by-hand' })).taskId;
+    const live = (await store.createTask({ toolName: 'live' })).taskId;
+    for (const taskId of [deletedByHand, live]) {
+      await addDependents(taskId);
+      await setTimeline(resources.admin, schema, taskId, new Date(Date.now() - 2 * HOUR_MS), [0, 1000]);
+    }
+    // An operator's DELETE, or an older version's: no cascade takes the dependents (migration 0006).
+    await resources.admin.query(`DELETE FROM ${schema}.tasks WHERE task_id = $1`, [deletedByHand]);
+    expect(await dependents(deletedByHand)).toEqual({ requests: 1, sessions: 1, messages: 1 });
+
+    expect(await reap(store)).toEqual({ tombstoned: 0, purged: 0, historyPurged: 1 });
+    expect(await historyCount(schema, deletedByHand)).toBe(0);
+    expect(await dependents(deletedByHand)).toEqual({ requests: 0, sessions: 0, messages: 0 });
+    expect(await dependents(live)).toEqual({ requests: 1, sessions: 1, messages: 1 });
   });
 
   test('works in batches of batchSize tasks, each taking whole timelines, and skips one another transaction holds', async () => {

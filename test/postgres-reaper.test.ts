@@ -170,7 +170,7 @@ describe('tombstones', () => {
     expect(forever.token.isCancelled).toBe(false);
   });
 
-  test('a tombstone keeps the task id and owner and nothing else; input requests go with the row, history outlives the purge', async () => {
+  test('a tombstone keeps the task id and owner and nothing else; input requests, session and messages go with the row, history outlives the purge', async () => {
     const schema = await freshSchema();
     const store = await openStore(schema, { reaper: { intervalMs: HOUR_MS } });
     const purger = await openStore(schema, { reaper: { intervalMs: HOUR_MS, tombstoneRetentionMs: 0 } });
@@ -188,6 +188,9 @@ describe('tombstones', () => {
     await store.requireInput(taskId, { second: { method: 'roots/list' } });
     await store.requireInput(taskId, { third: { method: 'roots/list' } }); // supersedes "second"
     expect(await count(schema, 'input_requests', taskId)).toBe(3);
+    // What the SDK integration keeps beside a task.
+    await resources.admin.query(`INSERT INTO ${schema}.task_sessions (task_id, session_id, created_at) VALUES ($1, 'session-1', now())`, [taskId]);
+    await resources.admin.query(`INSERT INTO ${schema}.task_messages (task_id, session_id, message) VALUES ($1, 'session-1', '{"text": "secret-message"}')`, [taskId]);
     const historyBefore = await count(schema, 'task_history', taskId);
     expect(historyBefore).toBeGreaterThanOrEqual(3);
 
@@ -201,6 +204,8 @@ describe('tombstones', () => {
 
     expect(await count(schema, 'tasks', taskId)).toBe(0);
     expect(await count(schema, 'input_requests', taskId)).toBe(0);
+    expect(await count(schema, 'task_sessions', taskId)).toBe(0);
+    expect(await count(schema, 'task_messages', taskId)).toBe(0);
     const { rows: tombstones } = await resources.admin.query<{ row: Record<string, unknown> }>(
       `SELECT to_jsonb(t) AS row FROM ${schema}.tombstones AS t WHERE task_id = $1`,
       [taskId],

@@ -331,12 +331,17 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
 
   async discardTask(taskId: string): Promise<boolean> {
     return this.calls.onTaskWrite(() => validate.taskId(taskId), false, async (id, lockTimeout) => {
-      const discard = async () =>
-        (await this.statements.discard.execute(this.database.db, { taskId: id, lockTimeout })).rows[0]!.removed > 0;
-      // A reaper moving the task to the tombstones while this statement waits for the row leaves it
-      // in neither table as this statement's snapshot sees them. The move happens at most once, so
-      // a second statement, with a fresh snapshot, finds the tombstone.
-      const removed = (await discard()) || (await discard());
+      const removed = await this.database.db.transaction().execute(async (trx) => {
+        const discard = async () => (await this.statements.discard.execute(trx, { taskId: id, lockTimeout })).rows[0]!.removed > 0;
+        // A reaper moving the task to the tombstones while this statement waits for the row leaves
+        // it in neither table as this statement's snapshot sees them. The move happens at most
+        // once, so a second statement, with a fresh snapshot, finds the tombstone.
+        const removed = (await discard()) || (await discard());
+        // Likewise a session or message the SDK added while the row was awaited: a later statement
+        // sees it, and once the row is gone none can be added.
+        await this.statements.discardDependents.execute(trx, { taskId: id });
+        return removed;
+      });
       this.watcher.discarded(id);
       return removed;
     });

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import type { ReapResult } from '../contract/types.js';
 import { ttlSchema } from '../contract/validation.js';
 import type { ReaperPhase, StoreDatabase, TaskDatabase } from './tables.js';
+import { deletingDependents } from './task-dependents.js';
 
 export interface ReaperOptions {
   /** Time between automatic passes. Default 30000. */
@@ -181,10 +182,11 @@ export class Reaper {
   }
 
   /**
-   * Deleting the live row fires the NOTIFY that tells the token's holder to raise it. The batch's
-   * rows are deleted by their physical address (ctid), which they keep while this transaction
-   * holds their locks: a TID scan, where a join back to the task ids gets planned as a hash join
-   * over a sequential scan of the whole table.
+   * No NOTIFY: every holder of a token or waiter has its own timer for the deadline (migration
+   * 0005). The batch's rows are deleted by their physical address (ctid), which they keep while
+   * this transaction holds their locks: a TID scan, where a join back to the task ids gets planned
+   * as a hash join over a sequential scan of the whole table. Their dependents go in the same
+   * statement (task-dependents.ts).
    */
   private async tombstoneBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
     const { tasks, tombstones } = this.database.tables;
@@ -202,7 +204,8 @@ export class Reaper {
         INSERT INTO ${tombstones} (task_id, owner, expired_at)
         SELECT task_id, owner, expires_at FROM moved
         RETURNING 1
-      )
+      ),
+      ${deletingDependents(this.database, sql`ARRAY(SELECT task_id FROM moved)`)}
       SELECT count(*)::int AS count FROM buried`.execute(trx);
     return rows[0]!.count;
   }
@@ -228,7 +231,8 @@ export class Reaper {
    * Up to `limit` tasks with no live row whose creation row is old enough, found by that row (one
    * per task) and deleted with every other row of theirs in one statement: the history never
    * holds part of a timeline. A task gone has no row left to write history, so none can follow.
-   * Counts the tasks, by their creation rows.
+   * Whatever else of the task is left (dependents of a task deleted in plain SQL, or by an older
+   * version) goes too. Counts the tasks, by their creation rows.
    */
   private async historyBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
     const { tasks, task_history } = this.database.tables;
@@ -243,8 +247,9 @@ export class Reaper {
             ORDER BY h.at
             LIMIT ${limit}
               FOR UPDATE OF h SKIP LOCKED))
-        RETURNING from_status
-      )
+        RETURNING task_id, from_status
+      ),
+      ${deletingDependents(this.database, sql`ARRAY(SELECT task_id FROM deleted WHERE from_status IS NULL)`)}
       SELECT count(*)::int AS count FROM deleted WHERE from_status IS NULL`.execute(trx);
     return rows[0]!.count;
   }

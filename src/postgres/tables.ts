@@ -61,6 +61,21 @@ interface TaskHistoryTable {
   message: string | null;
 }
 
+/** Migration 0002: written by the SDK integration (src/sdk), deleted with their task by the store. */
+interface TaskSessionsTable {
+  task_id: string;
+  session_id: string;
+  created_at: Timestamp;
+}
+
+interface TaskMessagesTable {
+  task_id: string;
+  session_id: string | null;
+  position: Generated<string>;
+  message: Jsonb<Record<string, unknown>>;
+  queued_at: Generated<Date>;
+}
+
 export type ReaperPhase = 'tombstone' | 'purge' | 'history';
 
 interface ReaperActivityTable {
@@ -77,6 +92,8 @@ export interface TaskDatabase {
   tombstones: TombstonesTable;
   task_history: TaskHistoryTable;
   reaper_activity: ReaperActivityTable;
+  task_sessions: TaskSessionsTable;
+  task_messages: TaskMessagesTable;
 }
 
 /** The database a store works on: Kysely bound to the schema, and the schema's tables for raw SQL. */
@@ -97,6 +114,8 @@ export function storeDatabase(db: Kysely<TaskDatabase>, schema: string): StoreDa
       tombstones: table('tombstones'),
       task_history: table('task_history'),
       reaper_activity: table('reaper_activity'),
+      task_sessions: table('task_sessions'),
+      task_messages: table('task_messages'),
     },
   };
 }

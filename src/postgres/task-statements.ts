@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import type { ListFilter } from '../contract/validation.js';
 import { compileQuery } from './compiled-query.js';
 import type { StoreDatabase } from './tables.js';
+import { deletingDependents } from './task-dependents.js';
 import { COUNT_CHANGED, recordingTransition, TRANSITION_COLUMNS, type Changed } from './task-history.js';
 import {
   isLive,
@@ -168,6 +169,11 @@ export function taskStatements(database: StoreDatabase) {
              DELETE FROM ${tables.task_history}
               WHERE task_id = ${param('taskId')} AND ${withinLockTimeout(param('lockTimeout'))})
       SELECT (SELECT count(*) FROM live)::int + (SELECT count(*) FROM dead)::int AS removed`),
+
+    /** The task's dependents (task-dependents.ts), after `discard` in the same transaction. */
+    discardDependents: compileQuery<ById, never>(db, (param) => sql`
+      WITH ${deletingDependents(database, sql`ARRAY[${param('taskId')}::text]`)}
+      SELECT`),
 
     resumeContext: compileQuery<
       ById,

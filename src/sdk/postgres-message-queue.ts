@@ -88,6 +88,7 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
           SELECT task_id, ${session ?? null}, ${json}::jsonb
             FROM ${c.table('tasks')}
            WHERE task_id = ${taskId} AND (expires_at IS NULL OR expires_at > now())
+             FOR KEY SHARE -- the task row stays until this commits (migration 0006)
           RETURNING task_id)
         SELECT pg_notify(${this.channel}, ${NOTIFY_PREFIX} || task_id) FROM queued`.execute(db);
       if (rows.length === 0) throw unknownTask(taskId);

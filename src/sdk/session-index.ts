@@ -68,7 +68,8 @@ export class MemorySessionTaskIndex implements SessionTaskIndex {
 
 /**
  * In the task store's schema (`task_sessions`, migration 0002), for `PostgresTaskStore`: the rows
- * go with their task when it is discarded or reaped, and pages leave out expired tasks.
+ * go with their task when it is discarded or reaped (the store deletes them), and pages leave out
+ * expired tasks.
  */
 export class PostgresSessionTaskIndex implements SessionTaskIndex {
   private readonly connection: PostgresConnection;
@@ -80,8 +81,11 @@ export class PostgresSessionTaskIndex implements SessionTaskIndex {
   async add(taskId: string, sessionId: string, createdAt: string): Promise<void> {
     const c = this.connection;
     await c.run(() =>
+      // The share lock on the task row keeps it from being deleted until this commits, as a
+      // foreign key would (migration 0006): a task that is gone gets no row.
       sql`INSERT INTO ${c.table('task_sessions')} (task_id, session_id, created_at)
-          VALUES (${taskId}, ${sessionId}, ${createdAt}::timestamptz)`.execute(c.db),
+          SELECT task_id, ${sessionId}, ${createdAt}::timestamptz FROM ${c.table('tasks')}
+           WHERE task_id = ${taskId} FOR KEY SHARE`.execute(c.db),
     );
   }
 

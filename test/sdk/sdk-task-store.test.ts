@@ -453,3 +453,21 @@ describe('SdkTaskStore on PostgresTaskStore only', () => {
     expect(unhandled).toEqual([]);
   });
 });
+
+describe('PostgresSessionTaskIndex', () => {
+  it('keeps no row for a task that is gone, so nothing outlives its task', async () => {
+    const store = new PostgresTaskStore({ pool, schema: SCHEMA, reaper: false });
+    const index = new PostgresSessionTaskIndex({ pool, schema: SCHEMA });
+    try {
+      const { taskId, createdAt } = await store.createTask({ toolName: 'brief' }).then(async ({ taskId }) => (await store.getTask(taskId))!);
+      expect(await store.discardTask(taskId)).toBe(true);
+      await index.add(taskId, sessionA, createdAt);
+      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${SCHEMA}.task_sessions WHERE task_id = $1`, [taskId]);
+      expect(rows[0].n).toBe(0);
+      expect(await index.page(sessionA, undefined, 10)).toEqual({ taskIds: [] });
+    } finally {
+      await index.close();
+      await store.close();
+    }
+  });
+});
