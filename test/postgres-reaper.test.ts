@@ -6,6 +6,7 @@
  *
  * Every test works in a schema of its own, so counts returned by a pass are exact.
  */
+import { Kysely, PostgresDialect } from 'kysely';
 import { describe, expect, test } from 'vitest';
 import {
   migrate,
@@ -14,7 +15,10 @@ import {
   type PostgresTaskStoreOptions,
   type ReaperPass,
 } from '../src/index.js';
+import { createPool, dialectPool } from '../src/postgres/pool.js';
+import { Reaper } from '../src/postgres/reaper.js';
 import { notificationChannel, quoteIdentifier } from '../src/postgres/schema-name.js';
+import { storeDatabase, type TaskDatabase } from '../src/postgres/tables.js';
 import { useTestResources } from './support/postgres-stores.js';
 import { useTestDatabase } from './support/test-database.js';
 import { eventually, sleep, within } from './support/time.js';
@@ -379,6 +383,45 @@ describe('concurrent reapers', () => {
     expect(await store.reapExpired()).toEqual({ tombstoned: 1, purged: 0 });
     expect(await count(schema, 'tasks')).toBe(0);
     expect(await count(schema, 'tombstones', locked)).toBe(1);
+  });
+
+  test('a batch that gives up on a lock is retried at half the size, and the size grows back once batches commit', async () => {
+    const schema = await freshSchema();
+    await insertExpiredTasks(schema, 399);
+    // The oldest expiry, so every batch includes it: its tombstone's key is taken by an open
+    // transaction, so inserting it waits for that transaction, until the reaper's lock timeout.
+    const { rows: [first] } = await resources.admin.query<{ task_id: string }>(
+      `INSERT INTO ${schema}.tasks (task_id, tool_name, arguments, status, status_message, created_at, last_updated_at, ttl_ms, expires_at)
+       VALUES (md5('first'), 'bulk', '{}', 'working', 'Task started', now() - interval '1 minute', now() - interval '1 minute', 1000,
+               now() - interval '1 minute' + interval '1 second')
+       RETURNING task_id`,
+    );
+    const blocker = await resources.client();
+    await blocker.query('BEGIN');
+    await blocker.query(`INSERT INTO ${schema}.tombstones (task_id, owner, expired_at) VALUES ($1, NULL, now())`, [first!.task_id]);
+
+    const pool = createPool(database.connectionString, 2);
+    try {
+      const db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: dialectPool(pool, { preparedStatements: true }) }) });
+      const reaper = new Reaper(storeDatabase(db, schema), { batchSize: 200 });
+      const batches: number[] = [];
+      reaper.onBatch(({ phase, rows }) => phase === 'tombstone' && batches.push(rows));
+      const pass = reaper.runOnce();
+      await sleep(1500); // at least one batch timed out (the lock timeout is 1 s)
+      expect(batches).toEqual([]);
+      await blocker.query('ROLLBACK');
+      expect((await within('the pass', pass, 20_000)).tombstoned).toBe(400);
+      const [firstBatch, ...later] = batches;
+      expect(firstBatch).toBeLessThan(200);
+      expect(firstBatch).toBeGreaterThanOrEqual(50);
+      // Doubling after each commit, up to batchSize.
+      expect(later[0]).toBe(Math.min(200, firstBatch! * 2));
+      for (const size of batches) expect(size).toBeLessThanOrEqual(200);
+      expect(batches.reduce((sum, size) => sum + size, 0)).toBe(400);
+      await db.destroy();
+    } finally {
+      await pool.end();
+    }
   });
 
   test('live transitions proceed while a reaper pass is stuck in the middle of a batch', async () => {
