@@ -296,9 +296,14 @@ describe('faults never crash the host', () => {
    * loops have got through again; then the store must serve calls, settle a task and wake a waiter
    * that was pending all along.
    */
-  async function survivesTerminations(store: PostgresTaskStore, applicationName: string): Promise<void> {
+  async function survivesTerminations(store: PostgresTaskStore, schema: string, applicationName: string): Promise<void> {
     const { taskId } = await store.createTask({ toolName: 'under-fire', ttlMs: null });
     const waiting = store.waitForCompletion(taskId);
+    // A wait whose own registration is cut off fails like any call; this one is registered first.
+    await eventually('the wait registered', async () => {
+      const { rows } = await resources.admin.query<{ awaited: boolean }>(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
+      return rows[0]!.awaited;
+    });
     let served = 0;
     const failures: unknown[] = [];
     let stop = false;
@@ -336,7 +341,7 @@ describe('faults never crash the host', () => {
   test('terminated backends under load, on the store’s own pool: callers get backend errors, the store recovers', async () => {
     const schema = await freshSchema();
     const store = openStore({ connectionString: urlNamed('faults_own_pool'), schema });
-    await survivesTerminations(store, 'faults_own_pool');
+    await survivesTerminations(store, schema, 'faults_own_pool');
   });
 
   test('terminated backends under load, on a caller’s pool without an error listener: the same', async () => {
@@ -345,7 +350,7 @@ describe('faults never crash the host', () => {
     const pool = new pg.Pool({ connectionString: urlNamed('faults_caller_pool'), max: 10 });
     try {
       const store = openStore({ pool, schema });
-      await survivesTerminations(store, 'faults_caller_pool');
+      await survivesTerminations(store, schema, 'faults_caller_pool');
       await store.close();
       // The store's listeners leave with it.
       expect(pool.listenerCount('error')).toBe(0);
