@@ -12,6 +12,7 @@ export default strykerTarget('postgres', {
     'src/postgres/task-gate.ts',
     'src/postgres/task-rows.ts',
     'src/postgres/task-statements.ts',
+    'src/postgres/task-dependents.ts',
     'src/postgres/task-watcher.ts',
     'src/postgres/task-changes.ts',
     'src/postgres/reaper.ts',
