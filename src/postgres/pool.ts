@@ -17,6 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import type { DirectRunner } from './compiled-query.js';
 import pg from 'pg';
 
 const ignoreError = (): void => {};
@@ -50,19 +51,17 @@ export function guardPool(pool: pg.Pool): () => void {
  * number per connection stays small. Behind PgBouncer in transaction mode before 1.21, named
  * statements do not survive between transactions: turn this off there.
  */
-interface DialectPoolOptions {
+interface StatementOptions {
   preparedStatements: boolean;
 }
 
 /** A safety net: far more than the store's own statements, and a bound on server memory. */
 const MAX_STATEMENTS = 200;
 
-/**
- * The pool Kysely's PostgresDialect runs on. Its clients keep an error listener (see above) and,
- * if asked, prepare what they run. Ending it is a no-op: the pool belongs to the store or its
- * caller, who ends it; Kysely never does.
- */
-export function dialectPool(pool: pg.Pool, options: DialectPoolOptions): PostgresPool {
+type RunOn = (client: pg.PoolClient, text: string, values: readonly unknown[]) => Promise<pg.QueryResult>;
+
+/** How a client runs a statement: named when it may be prepared, else unnamed. */
+function statementRunner(options: StatementOptions): RunOn {
   const names = new Map<string, string>();
   /** The statement's name, or undefined once so many texts were seen that something is off. */
   const nameOf = (text: string): string | undefined => {
@@ -73,31 +72,63 @@ export function dialectPool(pool: pg.Pool, options: DialectPoolOptions): Postgre
     }
     return name;
   };
+  return (client, text, values) => {
+    // A query without parameters may hold several statements (a migration), which only the
+    // simple protocol runs: those go through unnamed.
+    const name = options.preparedStatements && values.length > 0 ? nameOf(text) : undefined;
+    return name ? client.query({ name, text, values: [...values] }) : client.query(text, [...values]);
+  };
+}
+
+/** What the store runs on: Kysely's pool, and the direct path for its compiled statements. */
+export interface StoreConnections {
+  dialect: PostgresPool;
+  direct: DirectRunner;
+}
+
+/**
+ * The pool Kysely's PostgresDialect runs on, and a direct runner for compiled statements on the
+ * same connections (compiled-query.ts says why). Their clients keep an error listener (see above)
+ * and, if asked, prepare what they run. Ending the dialect's pool is a no-op: the pool belongs to
+ * the store or its caller, who ends it; Kysely never does.
+ */
+export function storeConnections(pool: pg.Pool, options: StatementOptions): StoreConnections {
+  const runOn = statementRunner(options);
   // One wrapper per connection, so Kysely keeps one connection object per connection too.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     guardClient(client);
     return {
-      // A query without parameters may hold several statements (a migration), which only the
-      // simple protocol runs: those go through unnamed.
-      query: ((text: string, values: unknown[]) => {
-        const name = options.preparedStatements && values.length > 0 ? nameOf(text) : undefined;
-        return name ? client.query({ name, text, values }) : client.query(text, values);
-      }) as unknown as PostgresPoolClient['query'],
+      query: ((text: string, values: unknown[]) => runOn(client, text, values)) as unknown as PostgresPoolClient['query'],
       // pg-pool gives the client a new release function at every checkout.
       release: (destroy?: boolean) => client.release(destroy),
     };
   };
-  return {
-    async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect();
-      let wrapper = wrappers.get(client);
-      if (!wrapper) {
-        wrapper = wrap(client);
-        wrappers.set(client, wrapper);
-      }
-      return wrapper;
-    },
-    end: async () => {},
+  const checkout = async (): Promise<pg.PoolClient> => {
+    const client = await pool.connect();
+    if (!wrappers.has(client)) wrappers.set(client, wrap(client));
+    return client;
   };
+  return {
+    dialect: {
+      connect: async () => wrappers.get(await checkout())!,
+      end: async () => {},
+    },
+    // What Kysely's PostgresConnection returns, without its executor's layers around it.
+    async direct(text, parameters) {
+      const client = await checkout();
+      try {
+        const { command, rowCount, rows } = await runOn(client, text, parameters);
+        const changing = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
+        return { rows: rows ?? [], numAffectedRows: changing ? BigInt(rowCount ?? 0) : undefined };
+      } finally {
+        client.release();
+      }
+    },
+  };
+}
+
+/** The pool for a Kysely instance of its own (the migrator, the command line, tests). */
+export function dialectPool(pool: pg.Pool, options: StatementOptions): PostgresPool {
+  return storeConnections(pool, options).dialect;
 }

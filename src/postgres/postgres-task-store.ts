@@ -39,7 +39,8 @@ import { compareKeys } from '../contract/json.js';
 import { InputRequestProtocol } from './input-requests.js';
 import { listenerFor, type NotificationListener, type ListenerState, type ListenerStateChange } from './listener.js';
 import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
-import { createPool, dialectPool, guardPool } from './pool.js';
+import { createPool, guardPool, storeConnections } from './pool.js';
+import { runCompiledDirectly } from './compiled-query.js';
 import { Reaper, type ReaperPass } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
 import { StoreCalls } from './store-calls.js';
@@ -81,8 +82,9 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     this.pool = settings.pool ?? createPool(settings.connectionString, 10);
     const stopGuarding = settings.pool ? guardPool(settings.pool) : null;
     this.releasePool = stopGuarding ? async () => stopGuarding() : () => this.pool.end();
-    const pool = dialectPool(this.pool, { preparedStatements: settings.preparedStatements });
-    this.database = storeDatabase(new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool }) }), this.schema);
+    const connections = storeConnections(this.pool, { preparedStatements: settings.preparedStatements });
+    this.database = storeDatabase(new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: connections.dialect }) }), this.schema);
+    runCompiledDirectly(this.database.db, connections.direct);
 
     this.telemetry = new StoreTelemetry(settings);
     this.statements = taskStatements(this.database);
