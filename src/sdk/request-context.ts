@@ -7,13 +7,18 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Notification } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskOwner } from '../contract/types.js';
+import type { TaskOwner, TaskSnapshot } from '../contract/types.js';
 
 export interface TaskRequestContext {
   /** The auth info the transport attached to the request (`req.auth` for Streamable HTTP). */
   authInfo?: AuthInfo;
   /** The server object handling the request, for the notifications a tool helper sends. */
   server?: { notification(notification: Notification): Promise<void> };
+  /**
+   * The settled task a tasks/result wait of this request woke with. Settled is final, so the reads
+   * of it that the SDK makes next in the same request are answered from it, not the database.
+   */
+  settled?: TaskSnapshot;
 }
 
 /** Maps a request's auth info to the principal that owns the tasks it creates. */

@@ -24,6 +24,7 @@ import {
   ownerMatches,
   type CallToolResult,
   type TaskOwner,
+  type TaskSnapshot,
   type TaskStatus,
   type TaskStore,
 } from '../contract/types.js';
@@ -154,7 +155,7 @@ export class SdkTaskStore implements SdkTaskStoreContract {
   }
 
   async getTask(taskId: string, _sessionId?: string): Promise<Task | null> {
-    const task = await this.readAuthorized(taskId, () => this.store.getTask(taskId));
+    const task = await this.readAuthorized(taskId, async () => this.settledInThisRequest(taskId)?.task ?? this.store.getTask(taskId));
     return task ? toSdkTask(task) : null;
   }
 
@@ -163,7 +164,7 @@ export class SdkTaskStore implements SdkTaskStoreContract {
    * JSON-RPC error thrown as an `McpError`.
    */
   async getTaskResult(taskId: string, _sessionId?: string): Promise<Result> {
-    const snapshot = await this.readAuthorized(taskId, () => this.store.getTaskResult(taskId));
+    const snapshot = await this.readAuthorized(taskId, async () => this.settledInThisRequest(taskId) ?? this.store.getTaskResult(taskId));
     if (!snapshot) throw taskNotFound(taskId);
     if (snapshot.result) return snapshot.result as unknown as Result;
     if (snapshot.error) {
@@ -260,6 +261,12 @@ export class SdkTaskStore implements SdkTaskStoreContract {
     if (!owner) return null;
     this.rememberOwner(taskId, owner.owner);
     return ownerMatches(owner.owner, principal) ? value : null;
+  }
+
+  /** The settled task this request's tasks/result wait woke with (see TaskRequestContext.settled). */
+  private settledInThisRequest(taskId: string): TaskSnapshot | undefined {
+    const settled = currentTaskRequest()?.settled;
+    return settled?.task.taskId === taskId ? settled : undefined;
   }
 
   private async authorizeWrite(taskId: string): Promise<void> {

@@ -8,7 +8,8 @@
  * - `Protocol._waitForTaskUpdate` (private): the wait of the built-in tasks/result handler, a sleep
  *   of `pollInterval` in the SDK, replaced by a wait on the store that wakes when the task settles
  *   (NOTIFY from any instance) or a message is queued for it (the SDK sets `input_required` before
- *   it queues the request for input, so waiting for completion alone would deadlock);
+ *   it queues the request for input, so waiting for completion alone would deadlock). The snapshot
+ *   it wakes with answers the handler's next reads of the task (`TaskRequestContext.settled`);
  * - `Protocol._taskStore` / `_taskMessageQueue` (private): read, to check the server was built
  *   with this adapter and to find the queue to wait on.
  */
@@ -19,7 +20,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { TaskStore } from '../contract/types.js';
 import { toMcpError } from './errors.js';
-import { withTaskRequestContext } from './request-context.js';
+import { currentTaskRequest, withTaskRequestContext } from './request-context.js';
 
 /** A queue that can say when a message arrives, as `PostgresTaskMessageQueue` can. */
 export interface WakingTaskMessageQueue extends TaskMessageQueue {
@@ -96,7 +97,11 @@ async function waitForTaskUpdate(
   });
   const onAbort = () => done.abort();
   signal.addEventListener('abort', onAbort, { once: true });
-  const wakes: Promise<unknown>[] = [store.waitForCompletion(taskId, { signal: done.signal }), cancelled];
+  const context = currentTaskRequest();
+  const settled = store.waitForCompletion(taskId, { signal: done.signal }).then((snapshot) => {
+    if (context && snapshot) context.settled = snapshot;
+  });
+  const wakes: Promise<unknown>[] = [settled, cancelled];
   if (isWaking(queue)) wakes.push(queue.waitForMessage(taskId, sessionId, done.signal));
   // A queue that cannot announce messages is looked at again after a poll interval.
   else if (queue) wakes.push(new Promise((resolve) => setTimeout(resolve, 1000).unref()));

@@ -12,7 +12,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { confirmDelete, demoTools, slowCompute, type ToolDefinition } from '../../scripts/server/tools.js';
 import { eventually, within } from '../support/time.js';
 import { spawnServer, useMcpTestbed, type ServerProcess } from './support.js';
@@ -165,6 +165,26 @@ describe('across instances and sessions', () => {
     expect((await onB.experimental.tasks.getTask(task.taskId)).pollInterval).toBe(60_000);
     const result = await within('tasks/result on B', onB.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema), 5_000);
     expect(result.content).toEqual([{ type: 'text', text: 'remote: computed for 1 s' }]);
+  });
+
+  it('tasks/result answers from the snapshot its wait woke with, without reading the task again', async () => {
+    const a = await testbed.server();
+    const b = await testbed.server();
+    const onA = await testbed.client(a.url);
+    const onB = await testbed.client(b.url);
+    const { task } = await callTask(onA, 'slow_compute', { seconds: 1, label: 'woken' });
+    const store = b.store;
+    const calls: string[] = [];
+    const { getTask, getTaskResult, waitForCompletion } = { getTask: store.getTask, getTaskResult: store.getTaskResult, waitForCompletion: store.waitForCompletion };
+    vi.spyOn(store, 'getTask').mockImplementation((taskId) => (calls.push('getTask'), getTask.call(store, taskId)));
+    vi.spyOn(store, 'getTaskResult').mockImplementation((taskId) => (calls.push('getTaskResult'), getTaskResult.call(store, taskId)));
+    vi.spyOn(store, 'waitForCompletion').mockImplementation((taskId, options) =>
+      waitForCompletion.call(store, taskId, options).then((snapshot) => (calls.push('woke'), snapshot)),
+    );
+    const result = await within('tasks/result on B', onB.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema), 5_000);
+    expect(result.content).toEqual([{ type: 'text', text: 'woken: computed for 1 s' }]);
+    expect(calls).toContain('woke');
+    expect(calls.slice(calls.lastIndexOf('woke') + 1)).toEqual([]);
   });
 
   it('tasks/list pages through 25 tasks of the session, and no other', async () => {
