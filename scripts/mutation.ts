@@ -2,11 +2,13 @@
  * `npm run test:mutation`: StrykerJS mutates the source and runs the tests against every mutant,
  * one run per target (`test/mutation/stryker.<target>.config.mjs`):
  *   - `memory`: the contract and the memory store, against the tests that need no database;
- *   - `postgres`: the PostgreSQL store, against its own tests. The run gets one PostgreSQL server:
- *     TEST_DATABASE_URL when set, else DATABASE_URL, else a throwaway embedded PostgreSQL.
- * Each run takes tens of minutes on 2 cores, so CI does not run it. The per-file scores are printed
- * and written into docs/MUTATION.md; Stryker's HTML reports (every surviving mutant, in place) are
- * left in .scratch/mutation/.
+ *   - `postgres-store`, `postgres-watch`, `postgres-reaper`: the PostgreSQL store's calls, what it
+ *     watches, and its reaper, against the store's own tests (`--only=postgres` is all three). They
+ *     share one PostgreSQL server: TEST_DATABASE_URL when set, else DATABASE_URL, else a throwaway
+ *     embedded PostgreSQL.
+ * Each run takes tens of minutes on 2 cores, so CI does not run it. Each target's per-file scores
+ * are printed and written into docs/MUTATION.md as soon as it finishes; Stryker's HTML reports
+ * (every surviving mutant, in place) are left in .scratch/mutation/.
  */
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
@@ -16,8 +18,10 @@ import { fileURLToPath } from 'node:url';
 import { openScriptDatabase, type ScriptDatabase } from './database.js';
 import { parseOptions } from './bench/options.js';
 
-const TARGETS = ['memory', 'postgres'] as const;
+const TARGETS = ['memory', 'postgres-store', 'postgres-watch', 'postgres-reaper'] as const;
 type Target = (typeof TARGETS)[number];
+/** Names that stand for several targets. */
+const GROUPS: Record<string, Target[]> = { postgres: ['postgres-store', 'postgres-watch', 'postgres-reaper'] };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PAGE = join(ROOT, 'docs', 'MUTATION.md');
@@ -39,15 +43,19 @@ interface FileScore {
   score: number;
 }
 
-const options = parseOptions('npm run test:mutation -- [--only=memory,postgres]', { only: TARGETS.join(',') });
-const chosen = options.only.split(',').map((name) => name.trim()) as Target[];
-for (const name of chosen) if (!TARGETS.includes(name)) throw new Error(`unknown target ${name}: ${TARGETS.join(' or ')}`);
+const options = parseOptions(`npm run test:mutation -- [--only=${['postgres', ...TARGETS].join(',')}]`, { only: TARGETS.join(',') });
+const chosen = options.only.split(',').flatMap((name): Target[] => {
+  const trimmed = name.trim();
+  if (GROUPS[trimmed]) return GROUPS[trimmed];
+  if (!(TARGETS as readonly string[]).includes(trimmed)) throw new Error(`unknown target ${trimmed}: ${['postgres', ...TARGETS].join(', ')}`);
+  return [trimmed as Target];
+});
 
 let database: ScriptDatabase | null = null;
 try {
   for (const target of chosen) {
     const env = { ...process.env };
-    if (target === 'postgres' && !env.TEST_DATABASE_URL) {
+    if (target.startsWith('postgres') && !env.TEST_DATABASE_URL) {
       database ??= await openScriptDatabase();
       console.log(`database: ${database.description}`);
       env.TEST_DATABASE_URL = database.connectionString;
@@ -123,7 +131,7 @@ function recordOnPage(target: Target, table: string): void {
   if (start < 0 || end < start) throw new Error(`${PAGE} lost its ${START} … ${END} markers`);
   const tables = new Map<string, string>();
   for (const section of page.slice(start + START.length, end).split(/^(?=### )/m)) {
-    const name = /^### (\w+)/.exec(section.trim())?.[1];
+    const name = /^### ([\w-]+)/.exec(section.trim())?.[1];
     if (name) tables.set(name, section.trim());
   }
   tables.set(target, table);

@@ -1,13 +1,14 @@
 // What the two mutation targets share; each config file names its files and its test config.
 /**
- * @param {'memory' | 'postgres'} target
- * @param {{ mutate: string[], timeoutMS: number }} options
+ * @param {string} target the name of the run: its reports and sandbox are named after it
+ * @param {{ tests: 'memory' | 'postgres', mutate: string[], timeoutMS: number }} options `tests`
+ *   names the vitest config the mutants run against
  * @returns {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
-export function strykerTarget(target, { mutate, timeoutMS }) {
+export function strykerTarget(target, { tests, mutate, timeoutMS }) {
   return {
     testRunner: 'vitest',
-    vitest: { configFile: `test/mutation/vitest.${target}.config.ts` },
+    vitest: { configFile: `test/mutation/vitest.${tests}.config.ts` },
     mutate,
     coverageAnalysis: 'perTest',
     concurrency: 2,

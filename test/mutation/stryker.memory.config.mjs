@@ -13,6 +13,7 @@
 import { strykerTarget } from './stryker-target.mjs';
 
 export default strykerTarget('memory', {
+  tests: 'memory',
   mutate: ['src/contract/**/*.ts', 'src/memory/**/*.ts', '!src/**/index.ts'],
   timeoutMS: 10_000,
 });

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-// The PostgreSQL store's own tests: what the PostgreSQL mutation run (stryker.postgres.config.mjs)
-// runs against each mutant. Fault-injection tests are left out: they take seconds each, and what
+// The PostgreSQL store's own tests: what the PostgreSQL mutation runs (stryker.postgres-*.config.mjs)
+// run against each mutant. Fault-injection tests are left out: they take seconds each, and what
 // they cover (pool, listener) is not mutated.
 export default defineConfig({
   // The repository root, in Stryker's sandbox copy as in the checkout.
