@@ -87,8 +87,10 @@ describe('PostgresTaskStore after close()', () => {
     expect(await otherConnections()).toBe(0);
     const left = await closeAfterFullUse(async () => {
       const store = new PostgresTaskStore({ connectionString: database.connectionString, schema: 'leaks', reaper: { intervalMs: 60_000 } });
+      // The first pass starts at once and may end before the listener listens: observe it first.
+      const firstPass = new Promise((resolve) => store.onReaperPass(resolve));
       await listening(store);
-      await new Promise((resolve) => store.onReaperPass(resolve));
+      await firstPass;
       return store;
     });
     expectNothingLeft(left);
