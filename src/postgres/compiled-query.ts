@@ -11,7 +11,7 @@
 import type { Compilable, CompiledQuery, Kysely, QueryResult, RawBuilder } from 'kysely';
 
 /** Runs one statement's text and values on a connection of its own, as Kysely's driver would. */
-export type DirectRunner = (text: string, parameters: readonly unknown[]) => Promise<QueryResult<any>>;
+export type DirectRunner = (text: string, parameters: unknown[]) => Promise<QueryResult<any>>;
 
 const directRunners = new WeakMap<Kysely<any>, DirectRunner>();
 

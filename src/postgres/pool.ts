@@ -58,7 +58,7 @@ interface StatementOptions {
 /** A safety net: far more than the store's own statements, and a bound on server memory. */
 const MAX_STATEMENTS = 200;
 
-type RunOn = (client: pg.PoolClient, text: string, values: readonly unknown[]) => Promise<pg.QueryResult>;
+type RunOn = (client: pg.PoolClient, text: string, values: unknown[]) => Promise<pg.QueryResult>;
 
 /** How a client runs a statement: named when it may be prepared, else unnamed. */
 function statementRunner(options: StatementOptions): RunOn {
@@ -76,7 +76,7 @@ function statementRunner(options: StatementOptions): RunOn {
     // A query without parameters may hold several statements (a migration), which only the
     // simple protocol runs: those go through unnamed.
     const name = options.preparedStatements && values.length > 0 ? nameOf(text) : undefined;
-    return name ? client.query({ name, text, values: [...values] }) : client.query(text, [...values]);
+    return name ? client.query({ name, text, values }) : client.query(text, values);
   };
 }
 
