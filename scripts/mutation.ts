@@ -6,7 +6,9 @@
  *     watches, and its reaper, against the store's own tests (`--only=postgres` is all three). They
  *     share one PostgreSQL server: TEST_DATABASE_URL when set, else DATABASE_URL, else a throwaway
  *     embedded PostgreSQL.
- * Each run takes tens of minutes on 2 cores, so CI does not run it. Each target's per-file scores
+ * Each run takes tens of minutes on 2 cores, so CI does not run it; a later run of a target re-tests
+ * only the mutants whose code or covering tests changed (Stryker's incremental mode, `--force` to
+ * re-test all). Each target's per-file scores
  * are printed and written into docs/MUTATION.md as soon as it finishes; Stryker's HTML reports
  * (every surviving mutant, in place) are left in .scratch/mutation/.
  */
@@ -43,7 +45,11 @@ interface FileScore {
   score: number;
 }
 
-const options = parseOptions(`npm run test:mutation -- [--only=${['postgres', ...TARGETS].join(',')}]`, { only: TARGETS.join(',') });
+const options = parseOptions(`npm run test:mutation -- [--only=${['postgres', ...TARGETS].join(',')}] [--force]`, {
+  only: TARGETS.join(','),
+  // Re-test every mutant, not only those whose code or covering tests changed since the last run.
+  force: false,
+});
 const chosen = options.only.split(',').flatMap((name): Target[] => {
   const trimmed = name.trim();
   if (GROUPS[trimmed]) return GROUPS[trimmed];
@@ -61,7 +67,7 @@ try {
       env.TEST_DATABASE_URL = database.connectionString;
     }
     const startedAt = performance.now();
-    await runStryker(target, env);
+    await runStryker(target, env, options.force);
     const minutes = (performance.now() - startedAt) / 60_000;
     const scores = scoresOf(JSON.parse(readFileSync(join(ROOT, '.scratch', 'mutation', `${target}.json`), 'utf8')));
     const table = renderTable(target, scores, minutes);
@@ -72,10 +78,10 @@ try {
   await database?.stop();
 }
 
-function runStryker(target: Target, env: NodeJS.ProcessEnv): Promise<void> {
+function runStryker(target: Target, env: NodeJS.ProcessEnv, force: boolean): Promise<void> {
   const config = join('test', 'mutation', `stryker.${target}.config.mjs`);
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['stryker', 'run', config], { cwd: ROOT, env, stdio: 'inherit' });
+    const child = spawn('npx', ['stryker', 'run', config, ...(force ? ['--force'] : [])], { cwd: ROOT, env, stdio: 'inherit' });
     child.on('error', reject);
     child.on('exit', (code, signal) =>
       code === 0 ? resolve() : reject(new Error(`stryker (${target}) exited with ${signal ?? code}`)),

@@ -17,7 +17,10 @@ export function strykerTarget(target, { tests, mutate, timeoutMS }) {
     htmlReporter: { fileName: `.scratch/mutation/${target}.html` },
     jsonReporter: { fileName: `.scratch/mutation/${target}.json` },
     tempDirName: `.stryker-tmp/${target}`,
-    incremental: false,
+    // Re-tests only the mutants whose code or covering tests changed since this machine's last run
+    // of the target (Stryker's incremental mode); `npm run test:mutation -- --force` re-tests all.
+    incremental: true,
+    incrementalFile: `.scratch/mutation/${target}.incremental.json`,
     thresholds: { high: 90, low: 80, break: null },
   };
 }
