@@ -35,6 +35,12 @@ export interface PostgresTaskStoreOptions {
    */
   listen?: false | { connectionString?: string };
   /**
+   * How often the tasks this instance watches (waiters, tokens, `watchTasks`) are re-read while
+   * notifications cannot be relied on: in poll-only mode, while the listener reconnects, and while
+   * re-reads fail. A waiter in poll-only mode wakes within this of its task settling. Default 1000.
+   */
+  backstopPollMs?: number;
+  /**
    * The automatic reaper. `false` = never reap automatically (`reapExpired()` still works).
    * Defaults: every 30 s, tombstones kept 5 min, history kept 7 days from each task's creation
    * (and until the task is gone), batches of 1000 rows.
@@ -94,6 +100,8 @@ const optionsSchema = z
     schema: schemaNameSchema.optional(),
     ...commonStoreOptions,
     listen: z.union([z.literal(false), z.strictObject({ connectionString: z.string().min(1).optional() })]).optional(),
+    // setInterval's bound.
+    backstopPollMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
     reaper: z.union([z.literal(false), reaperOptionsSchema]).optional(),
     preparedStatements: z.boolean().optional(),
     // PostgreSQL's lock_timeout is an int of milliseconds.
@@ -118,6 +126,7 @@ interface StoreSettings {
   maxPayloadBytes: number;
   maxTasksPerOwner: number | null;
   listen: false | { connectionString?: string };
+  backstopPollMs: number;
   reaper: false | ReaperOptions;
   preparedStatements: boolean;
   lockTimeoutMs: number;
@@ -126,6 +135,7 @@ interface StoreSettings {
 }
 
 const DEFAULT_LOCK_TIMEOUT_MS = 5000;
+const DEFAULT_BACKSTOP_POLL_MS = 1000;
 
 /** The options with every default filled in, or `invalid_input`. */
 export function storeSettings(options: PostgresTaskStoreOptions): StoreSettings {
@@ -138,6 +148,7 @@ export function storeSettings(options: PostgresTaskStoreOptions): StoreSettings 
     maxPayloadBytes: parsed.limits?.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
     maxTasksPerOwner: parsed.limits?.maxTasksPerOwner ?? null,
     listen: parsed.listen ?? {},
+    backstopPollMs: parsed.backstopPollMs ?? DEFAULT_BACKSTOP_POLL_MS,
     reaper: parsed.reaper ?? {},
     preparedStatements: parsed.preparedStatements ?? true,
     lockTimeoutMs: parsed.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,

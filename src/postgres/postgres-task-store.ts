@@ -97,13 +97,9 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     );
     this.retention = new RetentionEnforcer(this.database, this.statements, settings.maxTasksPerOwner);
     this.listener = listenerFor(settings.listen, this.pool, notificationChannel(this.schema));
-    this.watcher = new TaskWatcher(this.statements, this.database.db, this.listener, gate, (error) => this.calls.failure(error));
-    this.changes = new PostgresTaskChanges({
-      db: this.database.db,
-      statements: this.statements,
-      listener: this.listener,
-      gate,
-    });
+    const watching = { db: this.database.db, statements: this.statements, listener: this.listener, gate, backstopPollMs: settings.backstopPollMs };
+    this.watcher = new TaskWatcher({ ...watching, failure: (error) => this.calls.failure(error) });
+    this.changes = new PostgresTaskChanges(watching);
     this.reaper = new Reaper(this.database, settings.reaper);
     this.reaper.onPass((outcome, durationMs) => this.telemetry.reaperPassed(outcome, durationMs));
     this.listener?.onStateChange((change) => this.telemetry.listenerChanged(change));

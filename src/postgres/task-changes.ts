@@ -19,7 +19,6 @@ import type { TaskGate } from './task-gate.js';
 import type { TaskDatabase } from './tables.js';
 import { parseTaskEvent } from './task-events.js';
 import type { TaskStatements } from './task-statements.js';
-import { BACKSTOP_POLL_MS } from './task-watcher.js';
 
 type Listener = (taskId: string) => void;
 
@@ -35,6 +34,7 @@ export class PostgresTaskChanges {
   private readonly statements: TaskStatements;
   private readonly listener: NotificationListener | null;
   private readonly gate: TaskGate;
+  private readonly backstopPollMs: number;
 
   constructor(options: {
     db: Kysely<TaskDatabase>;
@@ -42,11 +42,14 @@ export class PostgresTaskChanges {
     listener: NotificationListener | null;
     /** Flagging a task awaited is an UPDATE: it waits its turn for the row like every write. */
     gate: TaskGate;
+    /** How often every watched task is reported while notifications cannot be relied on. */
+    backstopPollMs: number;
   }) {
     this.db = options.db;
     this.statements = options.statements;
     this.listener = options.listener;
     this.gate = options.gate;
+    this.backstopPollMs = options.backstopPollMs;
     this.listener?.onNotification((payload) => {
       const event = parseTaskEvent(payload);
       if (!event) return;
@@ -149,7 +152,7 @@ export class PostgresTaskChanges {
   private updatePolling(): void {
     const needed = !this.closed && this.byTask.size > 0 && (this.listener === null || !this.listener.isListening);
     if (needed && !this.pollTimer) {
-      this.pollTimer = setInterval(() => this.report(...this.byTask.keys()), BACKSTOP_POLL_MS).unref();
+      this.pollTimer = setInterval(() => this.report(...this.byTask.keys()), this.backstopPollMs).unref();
     } else if (!needed && this.pollTimer) {
       clearInterval(this.pollTimer);
       this.pollTimer = null;

@@ -19,8 +19,17 @@ import { parseTaskEvent, type TaskEvent } from './task-events.js';
 import { toSnapshot, type TaskState } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
 
-/** How often waiters and tokens are re-read while notifications cannot be relied on. */
-export const BACKSTOP_POLL_MS = 1000;
+export interface TaskWatcherOptions {
+  statements: Pick<TaskStatements, 'markAwaited' | 'markAwaitedUnlessLocked' | 'states' | 'terminalSnapshots'>;
+  db: Parameters<TaskStatements['states']['execute']>[0];
+  listener: NotificationListener | null;
+  /** Flagging a task awaited is an UPDATE: it waits its turn for the row like every write. */
+  gate: TaskGate;
+  /** What a wait rejects with when flagging its task failed: the store's error for the failure. */
+  failure: (error: unknown) => Promise<unknown>;
+  /** How often waiters and tokens are re-read while notifications cannot be relied on. */
+  backstopPollMs: number;
+}
 
 interface Waiter {
   resolve(snapshot: TaskSnapshot | null): void;
@@ -40,16 +49,20 @@ export class TaskWatcher {
   private pollTimer: NodeJS.Timeout | null = null;
   private rereadFailing = false;
   private closed = false;
+  private readonly statements: TaskWatcherOptions['statements'];
+  private readonly db: TaskWatcherOptions['db'];
+  private readonly listener: NotificationListener | null;
+  private readonly gate: TaskGate;
+  private readonly failure: TaskWatcherOptions['failure'];
+  private readonly backstopPollMs: number;
 
-  constructor(
-    private readonly statements: Pick<TaskStatements, 'markAwaited' | 'markAwaitedUnlessLocked' | 'states' | 'terminalSnapshots'>,
-    private readonly db: Parameters<TaskStatements['states']['execute']>[0],
-    private readonly listener: NotificationListener | null,
-    /** Flagging a task awaited is an UPDATE: it waits its turn for the row like every write. */
-    private readonly gate: TaskGate,
-    /** What a wait rejects with when flagging its task failed: the store's error for the failure. */
-    private readonly failure: (error: unknown) => Promise<unknown>,
-  ) {
+  constructor(options: TaskWatcherOptions) {
+    this.statements = options.statements;
+    this.db = options.db;
+    this.listener = options.listener;
+    this.gate = options.gate;
+    this.failure = options.failure;
+    this.backstopPollMs = options.backstopPollMs;
     this.listener?.onNotification((payload) => {
       const event = parseTaskEvent(payload);
       if (event) this.announced(event);
@@ -319,7 +332,7 @@ export class TaskWatcher {
       (this.waiters.size > 0 || this.tokens.size > 0) &&
       (this.listener === null || !this.listener.isListening || this.rereadFailing);
     if (needed && !this.pollTimer) {
-      this.pollTimer = setInterval(() => this.recheck(...this.watchedIds()), BACKSTOP_POLL_MS).unref();
+      this.pollTimer = setInterval(() => this.recheck(...this.watchedIds()), this.backstopPollMs).unref();
     } else if (!needed && this.pollTimer) {
       clearInterval(this.pollTimer);
       this.pollTimer = null;

@@ -164,13 +164,14 @@ describe('options of one store', () => {
       ),
       connectionString: fc.oneof(fc.constantFrom<unknown>(5, {}, [], true), anyHostile),
       lockTimeoutMs: fc.oneof(fc.constantFrom(1, 300, 60_000), hostileNumber, anyHostile),
+      backstopPollMs: fc.oneof(fc.constantFrom(1, 250, 60_000), hostileNumber, anyHostile),
       maxTasks: fc.constant(10),
       bogus: fc.constant(1),
     },
     { requiredKeys: ['pool'] },
   );
 
-  it('PostgresTaskStore: schema, listen, reaper, preparedStatements, pool, connectionString, lockTimeoutMs', async () => {
+  it('PostgresTaskStore: schema, listen, reaper, preparedStatements, pool, connectionString, lockTimeoutMs, backstopPollMs', async () => {
     const tablesBefore = await tableContents(pool, SCHEMA);
     await fc.assert(
       fc.asyncProperty(postgresOptions, async (generated) => {

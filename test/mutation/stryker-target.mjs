@@ -1,8 +1,8 @@
 // What the two mutation targets share; each config file names its files and its test config.
 /**
  * @param {string} target the name of the run: its reports and sandbox are named after it
- * @param {{ tests: 'memory' | 'postgres', mutate: string[], timeoutMS: number }} options `tests`
- *   names the vitest config the mutants run against
+ * @param {{ tests: 'memory' | 'postgres' | 'postgres-watch', mutate: string[], timeoutMS: number }}
+ *   options `tests` names the vitest config the mutants run against (test/mutation/vitest.<tests>.config.ts)
  * @returns {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
 export function strykerTarget(target, { tests, mutate, timeoutMS }) {

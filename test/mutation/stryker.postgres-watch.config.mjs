@@ -3,7 +3,7 @@
 import { strykerTarget } from './stryker-target.mjs';
 
 export default strykerTarget('postgres-watch', {
-  tests: 'postgres',
+  tests: 'postgres-watch',
   mutate: ['src/postgres/task-watcher.ts', 'src/postgres/task-changes.ts'],
   timeoutMS: 20_000,
 });

@@ -1,0 +1,181 @@
+/**
+ * Each way a PostgreSQL store learns that a task it watches has changed, shown on its own. A store
+ * has several on purpose (its own calls, NOTIFY, a re-read once the listener is back, deadline
+ * timers, the backstop poll), and with the default 1 s poll any one of them could break unseen:
+ * the poll would cover for it. So these tests set `backstopPollMs` to an hour where they show
+ * another path, and to 50 ms where they show the poll.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ListenerStateChange } from '../src/index.js';
+import { PostgresTaskStore } from '../src/index.js';
+import { LISTENER_APPLICATION_NAME } from '../src/postgres/listener.js';
+import { raised, resultText, within } from './conformance/harness.js';
+import { listening, usePostgresStores } from './support/postgres-stores.js';
+import { eventually, stillPending } from './support/time.js';
+
+const HOUR_MS = 3_600_000;
+const stores = usePostgresStores();
+
+/**
+ * A login role of its own for a store's connections, so that a test can refuse its logins or its
+ * reads while everything else goes on. Dropped after the file.
+ */
+const roles: string[] = [];
+async function storeRole(schema: string) {
+  const admin = stores.pool();
+  const name = `wakes_${process.pid}_${roles.length + 1}`;
+  const password = randomBytes(12).toString('hex');
+  await admin.query(`CREATE ROLE ${name} LOGIN PASSWORD '${password}'`);
+  roles.push(name);
+  await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${name}`);
+  await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${name}`);
+  const url = new URL(stores.connectionString);
+  url.username = name;
+  url.password = password;
+  return {
+    connectionString: url.toString(),
+    logins: (allowed: boolean) => admin.query(`ALTER ROLE ${name} ${allowed ? 'LOGIN' : 'NOLOGIN'}`),
+    reads: (allowed: boolean) =>
+      admin.query(allowed ? `GRANT SELECT ON ${schema}.tasks TO ${name}` : `REVOKE SELECT ON ${schema}.tasks FROM ${name}`),
+    async terminateListener() {
+      const { rows } = await admin.query(
+        `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+          WHERE usename = $1 AND application_name = $2`,
+        [name, LISTENER_APPLICATION_NAME],
+      );
+      expect(rows[0].n).toBe(1);
+    },
+  };
+}
+
+afterAll(async () => {
+  const admin = stores.pool();
+  for (const name of roles) {
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [name]);
+    await admin.query(`DROP OWNED BY ${name}`);
+    await admin.query(`DROP ROLE ${name}`);
+  }
+  await admin.end();
+});
+
+/** Resolves with the first state change `matches` accepts. */
+function nextState(store: PostgresTaskStore, matches: (change: ListenerStateChange) => boolean): Promise<ListenerStateChange> {
+  return new Promise((resolve) => {
+    const stop = store.onListenerStateChange((change) => {
+      if (!matches(change)) return;
+      stop();
+      resolve(change);
+    });
+  });
+}
+
+describe('the store’s own calls, in poll-only mode with the poll out of the way', () => {
+  const open = async () => stores.open(await stores.schema(), { listen: false, backstopPollMs: HOUR_MS });
+
+  it('a discard wakes the task’s waiter with null', async () => {
+    const store = await open();
+    const { taskId } = await store.createTask({ toolName: 'build' });
+    const waiting = store.waitForCompletion(taskId);
+    expect(await stillPending(waiting, 100)).toBe(true);
+    expect(await store.discardTask(taskId)).toBe(true);
+    expect(await within('the waiter of a discarded task', waiting)).toBeNull();
+  });
+
+  it('a cancel raises the token, and a TTL shortened into the past raises it as expired, by the time the call returns', async () => {
+    const store = await open();
+    const cancelled = await store.createTask({ toolName: 'build' });
+    const shortened = await store.createTask({ toolName: 'build', ttlMs: HOUR_MS });
+    await store.cancelTask(cancelled.taskId);
+    expect(cancelled.token.isCancelled).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await store.setTtl(shortened.taskId, 1)).toBe(true);
+    expect(shortened.token.isCancelled).toBe(true);
+    expect(shortened.token.signal.reason).toBe('expired');
+  });
+
+  it('a TTL brought forward raises the token at the new deadline, and wakes a waiter with null', async () => {
+    const store = await open();
+    const held = await store.createTask({ toolName: 'build', ttlMs: HOUR_MS });
+    const waited = await store.createTask({ toolName: 'build', ttlMs: HOUR_MS });
+    const waiting = store.waitForCompletion(waited.taskId);
+    // The wait has read its task (and its hour-long deadline) before the TTL changes.
+    expect(await stillPending(waiting, 200)).toBe(true);
+    expect(await store.setTtl(held.taskId, 400)).toBe(true);
+    expect(await store.setTtl(waited.taskId, 400)).toBe(true);
+    expect(held.token.isCancelled).toBe(false);
+    await raised(held.token, 'the token at the new deadline');
+    expect(await within('the waiter at the new deadline', waiting)).toBeNull();
+  });
+});
+
+describe('a listener that was away, with the poll out of the way', () => {
+  it('on its return, re-reads every watched task: a completion, a TTL change and a cancel made meanwhile are all found', async () => {
+    const schema = await stores.schema();
+    const role = await storeRole(schema);
+    const watching = stores.open(schema, { listen: { connectionString: role.connectionString }, backstopPollMs: HOUR_MS });
+    const driving = stores.open(schema, { listen: false });
+    await listening(watching);
+    const completed = await watching.createTask({ toolName: 'build' });
+    const shortened = await watching.createTask({ toolName: 'build', ttlMs: HOUR_MS });
+    const cancelled = await watching.createTask({ toolName: 'build' });
+    const waiting = watching.waitForCompletion(completed.taskId);
+    const reported: string[] = [];
+    const watch = await watching.watchTasks([shortened.taskId], (taskId) => reported.push(taskId));
+    await eventually('the wait flagging its task', async () => {
+      const { rows } = await stores.pool().query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [completed.taskId]);
+      return rows[0].awaited === true;
+    });
+
+    // Refused logins keep the listener away for as long as the test needs.
+    await role.logins(false);
+    const away = nextState(watching, ({ state }) => state === 'reconnecting');
+    await role.terminateListener();
+    await within('the listener noticing', away);
+    expect(await driving.completeTask(completed.taskId, resultText('done'))).toBe(true);
+    expect(await driving.setTtl(shortened.taskId, 1500)).toBe(true);
+    await driving.cancelTask(cancelled.taskId);
+    expect(await stillPending(waiting, 200)).toBe(true);
+    expect(cancelled.token.isCancelled).toBe(false);
+
+    await role.logins(true);
+    await within('the listener back', listening(watching), 15_000);
+    expect((await within('the waiter, by the re-read', waiting))?.task.status).toBe('completed');
+    await raised(cancelled.token, 'the token of the task cancelled meanwhile');
+    await eventually('the watch told on the listener’s return', async () => reported.includes(shortened.taskId));
+    reported.splice(0);
+    // The watch's deadline was read again: the new TTL elapsing is reported, an hour early.
+    await raised(shortened.token, 'the token at the TTL set meanwhile');
+    await eventually('the watch told of the new deadline', async () => reported.includes(shortened.taskId));
+    watch.close();
+  });
+});
+
+describe('the backstop poll', () => {
+  it('takes over while re-reads fail, though notifications still arrive, and wakes the waiter once they work again', async () => {
+    const schema = await stores.schema();
+    const role = await storeRole(schema);
+    const watching = new PostgresTaskStore({ connectionString: role.connectionString, schema, reaper: false, backstopPollMs: 50 });
+    try {
+      const driving = stores.open(schema, { listen: false });
+      await listening(watching);
+      const { taskId } = await watching.createTask({ toolName: 'build' });
+      const waiting = watching.waitForCompletion(taskId);
+      await eventually('the wait flagging its task', async () => {
+        const { rows } = await stores.pool().query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
+        return rows[0].awaited === true;
+      });
+
+      // The NOTIFY of this completion arrives, and the re-read it causes fails.
+      await role.reads(false);
+      expect(await driving.completeTask(taskId, resultText('done'))).toBe(true);
+      expect(await stillPending(waiting, 300)).toBe(true);
+      expect(watching.listenerState).toBe('listening');
+      // No notification will come again: only the poll can find the completion now.
+      await role.reads(true);
+      expect((await within('the waiter, by the poll', waiting))?.task.status).toBe('completed');
+    } finally {
+      await watching.close();
+    }
+  });
+});
