@@ -18,8 +18,9 @@ export interface TaskChangeFeed {
    * change, the moment its TTL elapses, and a discard. Other changes (a progress message, answered
    * input, the cleanup of an expired task) may be reported too.
    *
-   * Ids that name no task are watched harmlessly and never reported. Call `close()` on the result
-   * to stop; closing twice is harmless, and closing the store ends every watch.
+   * Ids that name no task are watched harmlessly and never reported. An `onChange` that throws is
+   * ignored: the other watchers are still told, and so is it, of later changes. Call `close()` on
+   * the result to stop; closing twice is harmless, and closing the store ends every watch.
    */
   watchTasks(taskIds: readonly string[], onChange: (taskId: string) => void): Promise<TaskWatch>;
 }

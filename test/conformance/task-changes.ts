@@ -135,6 +135,27 @@ export function taskChangeConformance(target: ConformanceTarget): void {
       changes.watch.close();
     });
 
+    it('a watcher whose callback throws keeps the news from no one, itself included', async () => {
+      const store = await openFeed();
+      const { id } = await createTask(store);
+      const throwing: string[] = [];
+      const failing = await store.watchTasks([id], (taskId) => {
+        throwing.push(taskId);
+        throw new Error('a watcher that breaks');
+      });
+      const other = await record(store, [id]);
+      await store.requireInput(id, ask('k'));
+      await other.heard(id, 'the report to the watcher beside the one that threw');
+      await eventually('the report to the one that threw', async () => throwing.includes(id));
+      throwing.splice(0);
+      other.reset();
+      await store.completeTask(id, resultText('done'));
+      await other.heard(id, 'the next report to the other watcher');
+      await eventually('the next report to the one that threw', async () => throwing.includes(id));
+      failing.close();
+      other.watch.close();
+    });
+
     it('serves several watchers of one task, each told once it is closed by the others', async () => {
       const store = await openFeed();
       const { id } = await createTask(store);
