@@ -444,6 +444,7 @@ describe('a row lock held by another session', () => {
     const { taskId } = await store.createTask({ toolName: 'locked' });
     await store.requireInput(taskId, { k: { method: 'roots/list' } });
     const lock = await holdRowLock(schema, taskId);
+    const reportedToFailedWatch: string[] = [];
 
     const writes: [string, () => Promise<unknown>][] = [
       ['setStatus', () => store.setStatus(taskId, 'working', 'x')],
@@ -456,6 +457,8 @@ describe('a row lock held by another session', () => {
       ['applyInputResponses', () => store.applyInputResponses(taskId, { k: { action: 'accept' } })],
       ['discardTask', () => store.discardTask(taskId)],
       ['waitForCompletion', () => store.waitForCompletion(taskId)],
+      // A watch flags its tasks awaited, as a wait does; one that failed watches nothing.
+      ['watchTasks', () => store.watchTasks([taskId], (id) => reportedToFailedWatch.push(id))],
     ];
     for (const [name, call] of writes) {
       const startedAt = Date.now();
@@ -470,6 +473,14 @@ describe('a row lock held by another session', () => {
     await lock.release();
     expect(await store.applyInputResponses(taskId, { k: { action: 'accept' } })).toMatchObject({ complete: true });
     expect(await store.completeTask(taskId, { content: [] })).toBe(true);
+    const watched = await store.createTask({ toolName: 'watched' });
+    const reported: string[] = [];
+    const watch = await store.watchTasks([taskId, watched.taskId], (id) => reported.push(id));
+    await store.cancelTask(taskId);
+    await store.cancelTask(watched.taskId);
+    await eventually('a working watch told of both cancels', async () => reported.includes(taskId) && reported.includes(watched.taskId));
+    expect(reportedToFailedWatch).toEqual([]);
+    watch.close();
   });
 
   test('waits begun together, one on a task another session holds, all hear their completion on another instance', async () => {
