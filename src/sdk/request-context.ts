@@ -14,9 +14,12 @@ export interface TaskRequestContext {
   authInfo?: AuthInfo;
   /** The server object handling the request, for the notifications a tool helper sends. */
   server?: { notification(notification: Notification): Promise<void> };
+  /** The task this request is a `tasks/result` for, if it is one. */
+  resultOf?: string;
   /**
-   * The settled task a tasks/result wait of this request woke with. Settled is final, so the reads
-   * of it that the SDK makes next in the same request are answered from it, not the database.
+   * The settled task this tasks/result request found (its first read, or the wait it woke from).
+   * Settled is final, so the reads of it that the SDK makes next in the same request are answered
+   * from it, not the database.
    */
   settled?: TaskSnapshot;
 }

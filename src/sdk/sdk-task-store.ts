@@ -23,6 +23,7 @@ import {
   isTerminal,
   ownerMatches,
   type CallToolResult,
+  type TaskObject,
   type TaskOwner,
   type TaskSnapshot,
   type TaskStatus,
@@ -155,7 +156,7 @@ export class SdkTaskStore implements SdkTaskStoreContract {
   }
 
   async getTask(taskId: string, _sessionId?: string): Promise<Task | null> {
-    const task = await this.readAuthorized(taskId, async () => this.settledInThisRequest(taskId)?.task ?? this.store.getTask(taskId));
+    const task = await this.readAuthorized(taskId, () => this.readTask(taskId));
     return task ? toSdkTask(task) : null;
   }
 
@@ -263,7 +264,22 @@ export class SdkTaskStore implements SdkTaskStoreContract {
     return ownerMatches(owner.owner, principal) ? value : null;
   }
 
-  /** The settled task this request's tasks/result wait woke with (see TaskRequestContext.settled). */
+  /**
+   * In a tasks/result request for the task, its first read takes the result along: the SDK's
+   * handler reads the task twice more and then its result, all answered by that one read once the
+   * task has settled.
+   */
+  private async readTask(taskId: string): Promise<TaskObject | null> {
+    const settled = this.settledInThisRequest(taskId);
+    if (settled) return settled.task;
+    const context = currentTaskRequest();
+    if (context?.resultOf !== taskId) return this.store.getTask(taskId);
+    const snapshot = await this.store.getTaskResult(taskId);
+    if (snapshot && isTerminal(snapshot.task.status)) context.settled = snapshot;
+    return snapshot?.task ?? null;
+  }
+
+  /** The settled task this tasks/result request found (see TaskRequestContext.settled). */
   private settledInThisRequest(taskId: string): TaskSnapshot | undefined {
     const settled = currentTaskRequest()?.settled;
     return settled?.task.taskId === taskId ? settled : undefined;

@@ -9,7 +9,8 @@
  *   of `pollInterval` in the SDK, replaced by a wait on the store that wakes when the task settles
  *   (NOTIFY from any instance) or a message is queued for it (the SDK sets `input_required` before
  *   it queues the request for input, so waiting for completion alone would deadlock). The snapshot
- *   it wakes with answers the handler's next reads of the task (`TaskRequestContext.settled`);
+ *   it wakes with answers the handler's next reads of the task (`TaskRequestContext.settled`), as
+ *   does the handler's first read when the task had settled already;
  * - `Protocol._taskStore` / `_taskMessageQueue` (private): read, to check the server was built
  *   with this adapter and to find the queue to wait on.
  */
@@ -17,7 +18,7 @@ import type { TaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/ta
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { TaskStore } from '../contract/types.js';
 import { toMcpError } from './errors.js';
 import { currentTaskRequest, withTaskRequestContext } from './request-context.js';
@@ -59,10 +60,11 @@ export function bindServer(adapter: BoundAdapter, server: McpServer | Server): v
 
   const bindTransport = (transport: Transport) => {
     const handle = transport.onmessage;
-    transport.onmessage = (message, extra) =>
-      withTaskRequestContext({ ...(extra?.authInfo ? { authInfo: extra.authInfo } : {}), server: protocol }, () =>
-        handle?.(message, extra),
-      );
+    transport.onmessage = (message, extra) => {
+      const resultOf = taskResultRequested(message);
+      const context = { ...(extra?.authInfo ? { authInfo: extra.authInfo } : {}), ...(resultOf ? { resultOf } : {}), server: protocol };
+      return withTaskRequestContext(context, () => handle?.(message, extra));
+    };
   };
   const connect = protocol.connect.bind(protocol);
   protocol.connect = async (transport) => {
@@ -71,6 +73,13 @@ export function bindServer(adapter: BoundAdapter, server: McpServer | Server): v
   };
   if (protocol.transport) bindTransport(protocol.transport);
   bound.add(protocol);
+}
+
+/** The task id of a `tasks/result` request, else undefined. */
+function taskResultRequested(message: JSONRPCMessage): string | undefined {
+  if (!('method' in message) || message.method !== 'tasks/result') return undefined;
+  const taskId = (message.params as { taskId?: unknown } | undefined)?.taskId;
+  return typeof taskId === 'string' ? taskId : undefined;
 }
 
 function isWaking(queue: TaskMessageQueue | undefined): queue is WakingTaskMessageQueue {

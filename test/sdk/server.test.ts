@@ -187,6 +187,25 @@ describe('across instances and sessions', () => {
     expect(calls.slice(calls.lastIndexOf('woke') + 1)).toEqual([]);
   });
 
+  it('tasks/result of a task that had settled already reads it once, its result included', async () => {
+    const server = await testbed.server();
+    const client = await testbed.client(server.url);
+    const { task } = await callTask(client, 'slow_compute', { seconds: 1, label: 'settled' });
+    expect((await within('the task settling', server.store.waitForCompletion(task.taskId)))?.task.status).toBe('completed');
+    const store = server.store;
+    const calls: string[] = [];
+    const { getTask, getTaskResult } = { getTask: store.getTask, getTaskResult: store.getTaskResult };
+    vi.spyOn(store, 'getTask').mockImplementation((taskId) => (calls.push('getTask'), getTask.call(store, taskId)));
+    vi.spyOn(store, 'getTaskResult').mockImplementation((taskId) => (calls.push('getTaskResult'), getTaskResult.call(store, taskId)));
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content).toEqual([{ type: 'text', text: 'settled: computed for 1 s' }]);
+    expect(calls).toEqual(['getTaskResult']);
+    // Outside tasks/result a read of the task leaves the result where it is.
+    calls.splice(0);
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    expect(calls).toEqual(['getTask']);
+  });
+
   it('tasks/list pages through 25 tasks of the session, and no other', async () => {
     const server = await testbed.server();
     const client = await testbed.client(server.url);
