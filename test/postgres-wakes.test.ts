@@ -107,6 +107,48 @@ describe('the store’s own calls, in poll-only mode with the poll out of the wa
     await raised(held.token, 'the token at the new deadline');
     expect(await within('the waiter at the new deadline', waiting)).toBeNull();
   });
+
+  it('a completion, a failure and a cancel through this instance wake its waiters', async () => {
+    const store = await open();
+    const [completed, failed, cancelled] = await Promise.all([1, 2, 3].map(() => store.createTask({ toolName: 'build' })));
+    const waits = [completed, failed, cancelled].map(({ taskId }) => store.waitForCompletion(taskId));
+    expect(await stillPending(Promise.race(waits), 200)).toBe(true);
+    await store.completeTask(completed!.taskId, resultText('done'));
+    await store.failTask(failed!.taskId, { code: -32603, message: 'broke' });
+    await store.cancelTask(cancelled!.taskId);
+    const woken = await within('the waiters', Promise.all(waits));
+    expect(woken.map((snapshot) => snapshot?.task.status)).toEqual(['completed', 'failed', 'cancelled']);
+  });
+
+  it('a watch hears this instance ask for input, settle, cancel a finished task, move a deadline and discard', async () => {
+    const store = await open();
+    const { taskId } = await store.createTask({ toolName: 'build', ttlMs: HOUR_MS });
+    const reported: string[] = [];
+    const watch = await store.watchTasks([taskId], (id) => reported.push(id));
+    const heard = async (what: string, change: () => Promise<unknown>) => {
+      reported.splice(0);
+      await change();
+      await eventually(what, async () => reported.includes(taskId));
+    };
+    await heard('the request for input', () => store.requireInput(taskId, { approve: { method: 'roots/list' } }));
+    await heard('the task resuming', () => store.applyInputResponses(taskId, { approve: { roots: [] } }));
+    await heard('the completion', () => store.completeTask(taskId, resultText('done')));
+    await heard('the cancel request on the finished task', () => store.cancelTask(taskId));
+    const { createdAt } = (await store.getTask(taskId))!;
+    const ttlMs = Date.now() - Date.parse(createdAt) + 400;
+    await heard('the TTL change', () => store.setTtl(taskId, ttlMs));
+    reported.splice(0);
+    // The watch's deadline moved with it: the new TTL elapsing is reported, an hour early.
+    await eventually('the report at the new deadline', async () => reported.includes(taskId) && Date.now() >= Date.parse(createdAt) + ttlMs);
+    watch.close();
+
+    const discarded = (await store.createTask({ toolName: 'build' })).taskId;
+    const watchingDiscard: string[] = [];
+    const second = await store.watchTasks([discarded], (id) => watchingDiscard.push(id));
+    expect(await store.discardTask(discarded)).toBe(true);
+    await eventually('the discard', async () => watchingDiscard.includes(discarded));
+    second.close();
+  });
 });
 
 describe('a listener that was away, with the poll out of the way', () => {

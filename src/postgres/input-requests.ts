@@ -94,7 +94,7 @@ export class InputRequestProtocol {
     private readonly taskStatements: Pick<TaskStatements, 'setStatus'>,
     private readonly maxPayloadBytes: number,
     /** Told of each status change once its transaction has committed. */
-    private readonly onTransition: (status: TaskStatus) => void,
+    private readonly onTransition: (taskId: string, status: TaskStatus) => void,
   ) {
     this.statements = inputRequestStatements(database);
   }
@@ -128,7 +128,7 @@ export class InputRequestProtocol {
       return status;
     });
     if (before === null) return false;
-    if (before !== 'input_required') this.onTransition('input_required');
+    if (before !== 'input_required') this.onTransition(taskId, 'input_required');
     return true;
   }
 
@@ -157,7 +157,7 @@ export class InputRequestProtocol {
       }
       return { outcome, resume };
     });
-    if (applied?.resume) this.onTransition('working');
+    if (applied?.resume) this.onTransition(taskId, 'working');
     return applied?.outcome ?? null;
   }
 

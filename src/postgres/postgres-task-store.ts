@@ -92,8 +92,8 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     this.calls = new StoreCalls(this.database, gate, settings.connectionString, () => this.closed, (failure) =>
       this.telemetry.backendFailed(failure),
     );
-    this.inputRequests = new InputRequestProtocol(this.database, this.statements, this.maxPayloadBytes, (status) =>
-      this.telemetry.transitioned(status),
+    this.inputRequests = new InputRequestProtocol(this.database, this.statements, this.maxPayloadBytes, (id, status) =>
+      this.transitioned(id, status),
     );
     this.retention = new RetentionEnforcer(this.database, this.statements, settings.maxTasksPerOwner);
     this.listener = listenerFor(settings.listen, this.pool, notificationChannel(this.schema));
@@ -276,7 +276,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
         });
       }
       const { rows } = await this.statements.setStatus.execute(this.database.db, { ...parsed, lockTimeout });
-      if (rows[0]!.transitioned > 0) this.telemetry.transitioned(parsed.status);
+      if (rows[0]!.transitioned > 0) this.transitioned(parsed.taskId, parsed.status);
       return rows[0]!.changed > 0;
     });
   }
@@ -287,6 +287,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
       const row = (await this.statements.setTtl.execute(this.database.db, { ...parsed, lockTimeout })).rows[0];
       if (!row) return false;
       this.watcher.deadlineMoved(parsed.taskId, row.ms_until_expiry);
+      this.changes.changedHere(parsed.taskId, { deadlineMoved: true });
       return true;
     });
   }
@@ -321,7 +322,9 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
       const message = statusMessages.cancelled(parsed.reason, this.maxPayloadBytes);
       const row = (await this.statements.cancel.execute(this.database.db, { taskId: parsed.taskId, message, lockTimeout })).rows[0];
       if (!row) return null;
-      if (row.transitioned) this.telemetry.transitioned('cancelled');
+      if (row.transitioned) this.transitioned(parsed.taskId, 'cancelled');
+      // A cancel request on a finished task is news to the task's watches all the same.
+      else this.changes.changedHere(parsed.taskId);
       this.watcher.cancelled(parsed.taskId);
       return toTaskObject(row);
     });
@@ -341,6 +344,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
         return removed;
       });
       this.watcher.discarded(id);
+      if (removed) this.changes.changedHere(id);
       return removed;
     });
   }
@@ -377,13 +381,23 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   ): Promise<boolean> {
     if (payload instanceof TaskStoreError) {
       if (!(await this.retention.failForRetention(taskId, lockTimeout))) return false;
-      this.telemetry.transitioned('failed');
+      this.transitioned(taskId, 'failed');
       throw payload;
     }
     const settled = outcome(payload.json);
     const { rows } = await this.statements.settle.execute(this.database.db, { taskId, lockTimeout, ...settled });
     if (rows[0]!.changed === 0) return false;
-    this.telemetry.transitioned(settled.status);
+    this.transitioned(taskId, settled.status);
     return true;
+  }
+
+  /**
+   * A status change this instance committed: counted, and told to this instance's waiters and
+   * watches, which hear it at once even where no NOTIFY reaches them (poll-only mode).
+   */
+  private transitioned(taskId: string, status: TaskStatus): void {
+    this.telemetry.transitioned(status);
+    this.watcher.changedHere(taskId);
+    this.changes.changedHere(taskId);
   }
 }

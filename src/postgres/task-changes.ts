@@ -7,9 +7,10 @@
  * but status changes only for rows flagged `awaited` (NOTIFY costs a database-wide lock at
  * commit, so unwatched tasks stay silent). Watching a task therefore flags it first, and the watch
  * is armed once that has committed. Expiry is announced by no one: each watched task's deadline,
- * read from the database clock, is a timer here, re-read whenever its TTL changes. While the listener is down (or in poll-only mode) every watched
- * task is reported each poll interval and once more on reconnection, since announcements made
- * meanwhile are lost; reports are hints, and the watcher re-reads the task either way.
+ * read from the database clock, is a timer here, re-read whenever its TTL changes. While the
+ * listener is down (or in poll-only mode) this instance reports its own changes itself, and every
+ * watched task is reported each poll interval and once more on reconnection, since announcements
+ * made meanwhile are lost; reports are hints, and the watcher re-reads the task either way.
  */
 import type { Kysely } from 'kysely';
 import type { TaskWatch } from '../contract/task-changes.js';
@@ -90,6 +91,16 @@ export class PostgresTaskChanges {
     return watch;
   }
 
+  /**
+   * This instance changed the task. Its NOTIFY reports it, unless the listener is down or there is
+   * none (poll-only mode): then this does, rather than the next poll.
+   */
+  changedHere(taskId: string, change: { deadlineMoved?: boolean } = {}): void {
+    if (this.listening()) return;
+    this.report(taskId);
+    if (change.deadlineMoved && this.byTask.has(taskId)) this.armDeadlines([taskId]).catch(() => {});
+  }
+
   close(): void {
     this.closed = true;
     this.byTask.clear();
@@ -150,12 +161,16 @@ export class PostgresTaskChanges {
   }
 
   private updatePolling(): void {
-    const needed = !this.closed && this.byTask.size > 0 && (this.listener === null || !this.listener.isListening);
+    const needed = !this.closed && this.byTask.size > 0 && !this.listening();
     if (needed && !this.pollTimer) {
       this.pollTimer = setInterval(() => this.report(...this.byTask.keys()), this.backstopPollMs).unref();
     } else if (!needed && this.pollTimer) {
       clearInterval(this.pollTimer);
       this.pollTimer = null;
     }
+  }
+
+  private listening(): boolean {
+    return this.listener !== null && this.listener.isListening;
   }
 }

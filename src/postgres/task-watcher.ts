@@ -2,8 +2,8 @@
  * What this instance watches in the database on behalf of its callers: completion waiters and the
  * cancellation tokens it handed out. Both are woken by the same mechanism:
  *
- *   a NOTIFY for the task, a deadline timer armed from the database's own deadline, or (while the
- *   listener is down, or in poll-only mode) a slow poll
+ *   a NOTIFY for the task, this instance's own change to it, a deadline timer armed from the
+ *   database's own deadline, or (while the listener is down, or in poll-only mode) a slow poll
  *
  * and each wake re-reads the rows, because the row is the truth and a notification only a hint.
  * Re-reads are batched: one query serves every task that woke in the same tick.
@@ -92,6 +92,14 @@ export class TaskWatcher {
     this.armDeadline(taskId, state.msUntilExpiry);
     this.updatePolling();
     return source.token;
+  }
+
+  /**
+   * This instance changed the task's status. Its NOTIFY wakes the waiters, unless notifications
+   * cannot be relied on: then this does, rather than the next poll.
+   */
+  changedHere(taskId: string): void {
+    if (!this.notificationsTrusted() && this.waiters.has(taskId)) this.recheck(taskId);
   }
 
   /** This instance cancelled the task: raise at once rather than wait for our own NOTIFY. */
@@ -327,15 +335,17 @@ export class TaskWatcher {
    * listener is down, or while re-reads fail.
    */
   private updatePolling(): void {
-    const needed =
-      !this.closed &&
-      (this.waiters.size > 0 || this.tokens.size > 0) &&
-      (this.listener === null || !this.listener.isListening || this.rereadFailing);
+    const needed = !this.closed && (this.waiters.size > 0 || this.tokens.size > 0) && !this.notificationsTrusted();
     if (needed && !this.pollTimer) {
       this.pollTimer = setInterval(() => this.recheck(...this.watchedIds()), this.backstopPollMs).unref();
     } else if (!needed && this.pollTimer) {
       clearInterval(this.pollTimer);
       this.pollTimer = null;
     }
+  }
+
+  /** Not in poll-only mode, nor while the listener is down or re-reads fail. */
+  private notificationsTrusted(): boolean {
+    return this.listener !== null && this.listener.isListening && !this.rereadFailing;
   }
 }
