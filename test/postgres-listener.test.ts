@@ -1,14 +1,16 @@
 /**
  * The listener under failure: a killed connection, thousands of waiters on one connection, a
- * listener that cannot connect at all, and poll-only mode.
+ * listener that cannot connect at all, notifications the store did not send, and poll-only mode.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { ListenerStateChange } from '../src/index.js';
 import { LISTENER_APPLICATION_NAME } from '../src/postgres/listener.js';
+import { notificationChannel } from '../src/postgres/schema-name.js';
 import { raised, resultText, within } from './conformance/harness.js';
 import { listening, usePostgresStores } from './support/postgres-stores.js';
+import { eventually, stillPending } from './support/time.js';
 
 const stores = usePostgresStores();
 
@@ -120,6 +122,35 @@ describe('the listener', () => {
     expect((await within('the poll-only waiter', waiting))?.task.status).toBe('completed');
     await b.cancelTask(cancelled.taskId);
     await raised(cancelled.token, 'the token, by polling');
+  });
+
+  it('takes a notification on its channel for a hint, never the news: odd payloads and a forged cancel change nothing', async () => {
+    const schema = await stores.schema();
+    const a = stores.open(schema);
+    const b = stores.open(schema, { listen: false });
+    await listening(a);
+    const held = await a.createTask({ toolName: 'build' });
+    const awaited = await a.createTask({ toolName: 'build' });
+    const waiting = a.waitForCompletion(awaited.taskId);
+    const reported: string[] = [];
+    const watch = await a.watchTasks([held.taskId], (taskId) => reported.push(taskId));
+    // Any role that can connect can NOTIFY on the channel, with any payload.
+    const channel = notificationChannel(schema);
+    for (const payload of ['', 'garbage', 'cancelled', ':', `unknown:${held.taskId}`, `cancelled:${held.taskId}`, `status:${awaited.taskId}`]) {
+      await stores.pool().query('SELECT pg_notify($1, $2)', [channel, payload]);
+    }
+    expect(await stillPending(waiting, 300)).toBe(true);
+    expect(held.token.isCancelled).toBe(false);
+    expect((await a.getTask(held.taskId))?.status).toBe('working');
+
+    // The store still hears what really happens.
+    reported.splice(0);
+    await b.cancelTask(held.taskId);
+    await raised(held.token, 'the token, on a real cancel');
+    await eventually('the watch told of the real cancel', async () => reported.includes(held.taskId));
+    await b.completeTask(awaited.taskId, resultText('done'));
+    expect((await within('the waiter, on a real completion', waiting))?.task.status).toBe('completed');
+    watch.close();
   });
 
   it('listens on its own connection string when given one', async () => {

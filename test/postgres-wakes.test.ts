@@ -110,12 +110,14 @@ describe('the store’s own calls, in poll-only mode with the poll out of the wa
 
   it('a completion, a failure and a cancel through this instance wake its waiters', async () => {
     const store = await open();
-    const [completed, failed, cancelled] = await Promise.all([1, 2, 3].map(() => store.createTask({ toolName: 'build' })));
+    const completed = await store.createTask({ toolName: 'build' });
+    const failed = await store.createTask({ toolName: 'build' });
+    const cancelled = await store.createTask({ toolName: 'build' });
     const waits = [completed, failed, cancelled].map(({ taskId }) => store.waitForCompletion(taskId));
     expect(await stillPending(Promise.race(waits), 200)).toBe(true);
-    await store.completeTask(completed!.taskId, resultText('done'));
-    await store.failTask(failed!.taskId, { code: -32603, message: 'broke' });
-    await store.cancelTask(cancelled!.taskId);
+    await store.completeTask(completed.taskId, resultText('done'));
+    await store.failTask(failed.taskId, { code: -32603, message: 'broke' });
+    await store.cancelTask(cancelled.taskId);
     const woken = await within('the waiters', Promise.all(waits));
     expect(woken.map((snapshot) => snapshot?.task.status)).toEqual(['completed', 'failed', 'cancelled']);
   });

@@ -15,7 +15,7 @@ import { DeadlineQueue, type CancelDeadline } from '../contract/timers.js';
 import { isTerminal, type TaskSnapshot } from '../contract/types.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskGate } from './task-gate.js';
-import { parseTaskEvent, type TaskEvent } from './task-events.js';
+import { parseTaskEvent } from './task-events.js';
 import { toSnapshot, type TaskState } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
 
@@ -65,7 +65,7 @@ export class TaskWatcher {
     this.backstopPollMs = options.backstopPollMs;
     this.listener?.onNotification((payload) => {
       const event = parseTaskEvent(payload);
-      if (event) this.announced(event);
+      if (event) this.announced(event.taskId);
     });
     // Whatever was announced while the listener was away is found by reading every watched row.
     this.listener?.onStateChange(({ state }) => {
@@ -121,11 +121,11 @@ export class TaskWatcher {
   }
 
   /**
-   * Another instance (or this one, or plain SQL) changed a task. A cancel needs no re-read for the
-   * token: the NOTIFY is sent only once the cancel has committed.
+   * Another instance (or this one, or plain SQL) changed a task. Even a cancel is re-read before
+   * its token is raised: any role that can connect can NOTIFY on the channel, and only the row
+   * says what happened.
    */
-  private announced({ kind, taskId }: TaskEvent): void {
-    if (kind === 'cancelled') this.raiseToken(taskId, 'cancelled');
+  private announced(taskId: string): void {
     if (this.isWatching(taskId)) this.recheck(taskId);
   }
 
