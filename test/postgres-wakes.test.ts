@@ -153,6 +153,34 @@ describe('the store’s own calls, in poll-only mode with the poll out of the wa
   });
 });
 
+describe('while notifications work', () => {
+  it('waiters, tokens and watches of tasks nothing changes cost no query and hear nothing, however short the poll', async () => {
+    const schema = await stores.schema();
+    const pool = stores.pool();
+    const store = new PostgresTaskStore({ pool, schema, reaper: false, backstopPollMs: 50 });
+    try {
+      await listening(store);
+      const forever = await store.createTask({ toolName: 'build', ttlMs: null });
+      const hourly = await store.createTask({ toolName: 'build', ttlMs: HOUR_MS });
+      const waits = [store.waitForCompletion(forever.taskId), store.waitForCompletion(hourly.taskId)];
+      const reported: string[] = [];
+      const watch = await store.watchTasks([forever.taskId, hourly.taskId], (taskId) => reported.push(taskId));
+      // The waits have flagged and read their tasks by now.
+      expect(await stillPending(Promise.race(waits), 200)).toBe(true);
+
+      let checkouts = 0;
+      const connect = pool.connect.bind(pool);
+      pool.connect = (() => (checkouts++, connect())) as typeof pool.connect;
+      expect(await stillPending(Promise.race(waits), 500)).toBe(true);
+      expect({ checkouts, reported }).toEqual({ checkouts: 0, reported: [] });
+      expect([forever.token.isCancelled, hourly.token.isCancelled]).toEqual([false, false]);
+      watch.close();
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('a listener that was away, with the poll out of the way', () => {
   it('on its return, re-reads every watched task: a completion, a TTL change and a cancel made meanwhile are all found', async () => {
     const schema = await stores.schema();
