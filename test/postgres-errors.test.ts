@@ -605,6 +605,9 @@ describe('options', () => {
     ['batchSize 1.5', { batchSize: 1.5 }],
     ['intervalMs -1', { intervalMs: -1 }],
     ['intervalMs NaN', { intervalMs: Number.NaN }],
+    // Past what setTimeout takes: Node would fire it at once, and every millisecond after.
+    ['intervalMs 2^31', { intervalMs: 2 ** 31 }],
+    ['batchSize past 1,000,000', { batchSize: 1_000_001 }],
     ['tombstoneRetentionMs -1', { tombstoneRetentionMs: -1 }],
     ['tombstoneRetentionMs NaN', { tombstoneRetentionMs: Number.NaN }],
     ['tombstoneRetentionMs past what PostgreSQL can subtract from now()', { tombstoneRetentionMs: Number.MAX_SAFE_INTEGER }],
@@ -622,6 +625,12 @@ describe('options', () => {
     const store = openStore({ pool: resources.admin, schema, defaultTtlMs: 12_345, limits: { maxPayloadBytes: 1000, maxTasksPerOwner: 5 } });
     const { taskId } = await store.createTask({ toolName: 'defaults' });
     expect((await store.getTask(taskId))?.ttlMs).toBe(12_345);
+  });
+
+  test('the largest reaper interval and batch are accepted', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: resources.admin, schema, listen: false, reaper: { intervalMs: 2 ** 31 - 1, batchSize: 1_000_000 } });
+    expect(await store.reapExpired()).toEqual({ tombstoned: 0, purged: 0 });
   });
 });
 

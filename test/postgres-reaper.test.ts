@@ -16,7 +16,7 @@ import {
   type ReaperPass,
 } from '../src/index.js';
 import { createPool, dialectPool } from '../src/postgres/pool.js';
-import { Reaper } from '../src/postgres/reaper.js';
+import { Reaper, type ReaperBatch, type ReaperOptions } from '../src/postgres/reaper.js';
 import { notificationChannel, quoteIdentifier } from '../src/postgres/schema-name.js';
 import { storeDatabase, type TaskDatabase } from '../src/postgres/tables.js';
 import { useTestResources } from './support/postgres-stores.js';
@@ -385,11 +385,36 @@ describe('concurrent reapers', () => {
     expect(await count(schema, 'tombstones', locked)).toBe(1);
   });
 
-  test('a batch that gives up on a lock is retried at half the size, and the size grows back once batches commit', async () => {
+  /** Runs `body` with a Reaper of its own on `schema`, over a pool of two connections. */
+  async function withReaper<T>(schema: string, options: ReaperOptions, body: (reaper: Reaper) => Promise<T>): Promise<T> {
+    const pool = createPool(database.connectionString, 2);
+    const db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: dialectPool(pool, { preparedStatements: true }) }) });
+    try {
+      return await body(new Reaper(storeDatabase(db, schema), options));
+    } finally {
+      await db.destroy();
+    }
+  }
+
+  /** When the transaction of the statement that backend `blockerPid` holds up began; null while none waits on it. */
+  async function blockedSince(blockerPid: number): Promise<Date | null> {
+    const { rows } = await resources.admin.query<{ xact_start: Date }>(
+      'SELECT xact_start FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))',
+      [blockerPid],
+    );
+    return rows[0]?.xact_start ?? null;
+  }
+
+  test.each([
+    ['gives up on a lock (lock_timeout)', async (_blockerPid: number) => {}],
+    ['is cancelled (pg_cancel_backend, query_canceled)', async (blockerPid: number) => {
+      await resources.admin.query('SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))', [blockerPid]);
+    }],
+  ])('a batch that %s is retried at half the size, and the size grows back once batches commit', async (_, interrupt) => {
     const schema = await freshSchema();
     await insertExpiredTasks(schema, 399);
     // The oldest expiry, so every batch includes it: its tombstone's key is taken by an open
-    // transaction, so inserting it waits for that transaction, until the reaper's lock timeout.
+    // transaction, so inserting it waits for that transaction.
     const { rows: [first] } = await resources.admin.query<{ task_id: string }>(
       `INSERT INTO ${schema}.tasks (task_id, tool_name, arguments, status, status_message, created_at, last_updated_at, ttl_ms, expires_at)
        VALUES (md5('first'), 'bulk', '{}', 'working', 'Task started', now() - interval '1 minute', now() - interval '1 minute', 1000,
@@ -399,29 +424,44 @@ describe('concurrent reapers', () => {
     const blocker = await resources.client();
     await blocker.query('BEGIN');
     await blocker.query(`INSERT INTO ${schema}.tombstones (task_id, owner, expired_at) VALUES ($1, NULL, now())`, [first!.task_id]);
+    const blockerPid = (await blocker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
 
-    const pool = createPool(database.connectionString, 2);
-    try {
-      const db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: dialectPool(pool, { preparedStatements: true }) }) });
-      const reaper = new Reaper(storeDatabase(db, schema), { batchSize: 200 });
+    await withReaper(schema, { batchSize: 200 }, async (reaper) => {
       const batches: number[] = [];
       reaper.onBatch(({ phase, rows }) => phase === 'tombstone' && batches.push(rows));
       const pass = reaper.runOnce();
-      await sleep(1500); // at least one batch timed out (the lock timeout is 1 s)
+      let firstTry: Date | null = null;
+      await eventually('the first batch waiting for the row', async () => (firstTry = await blockedSince(blockerPid)) !== null);
+      await interrupt(blockerPid);
+      // The lock timeout is 1 s; released once the retry waits in a transaction of its own.
+      await eventually('the batch retried', async () => ((await blockedSince(blockerPid)) ?? firstTry)!.getTime() !== firstTry!.getTime(), 5000);
       expect(batches).toEqual([]);
       await blocker.query('ROLLBACK');
       expect((await within('the pass', pass, 20_000)).tombstoned).toBe(400);
-      const [firstBatch, ...later] = batches;
-      expect(firstBatch).toBeLessThan(200);
-      expect(firstBatch).toBeGreaterThanOrEqual(50);
-      // Doubling after each commit, up to batchSize.
-      expect(later[0]).toBe(Math.min(200, firstBatch! * 2));
-      for (const size of batches) expect(size).toBeLessThanOrEqual(200);
-      expect(batches.reduce((sum, size) => sum + size, 0)).toBe(400);
-      await db.destroy();
-    } finally {
-      await pool.end();
-    }
+      // Half of 200, then doubling after each commit, up to batchSize.
+      expect(batches).toEqual([100, 200, 100]);
+    });
+  });
+
+  test('onBatch reports every committed batch of every phase, until unsubscribed', async () => {
+    const schema = await freshSchema();
+    await insertExpiredTasks(schema, 5);
+    await withReaper(schema, { batchSize: 2 }, async (reaper) => {
+      const kept: ReaperBatch[] = [];
+      const dropped: ReaperBatch[] = [];
+      reaper.onBatch((batch) => kept.push(batch));
+      const unsubscribe = reaper.onBatch((batch) => dropped.push(batch));
+      unsubscribe();
+      expect(await reaper.runOnce()).toEqual({ tombstoned: 5, purged: 0, historyPurged: 0 });
+      expect(kept).toEqual([
+        { phase: 'tombstone', rows: 2 },
+        { phase: 'tombstone', rows: 2 },
+        { phase: 'tombstone', rows: 1 },
+        { phase: 'purge', rows: 0 },
+        { phase: 'history', rows: 0 },
+      ]);
+      expect(dropped).toEqual([]);
+    });
   });
 
   test('live transitions proceed while a reaper pass is stuck in the middle of a batch', async () => {
@@ -533,6 +573,21 @@ describe('the automatic reaper', () => {
     await sleep(200);
     expect(passes).toHaveLength(afterClose);
     await expect(store.reapExpired()).rejects.toBeInstanceOf(TaskStoreError);
+  });
+
+  test('a store closed as its automatic pass ends starts no other pass', async () => {
+    const schema = await freshSchema();
+    const store = new PostgresTaskStore({ pool: resources.admin, schema, reaper: { intervalMs: 20 } });
+    const passes: (ReaperPass | Error)[] = [];
+    let closing: Promise<void> | undefined;
+    store.onReaperPass((outcome) => {
+      passes.push(outcome);
+      closing ??= store.close();
+    });
+    await eventually('the start-up pass', async () => closing !== undefined);
+    await closing;
+    await sleep(200); // ten intervals
+    expect(passes).toEqual([{ tombstoned: 0, purged: 0, historyPurged: 0 }]);
   });
 });
 

@@ -160,6 +160,7 @@ describe('metrics', () => {
   });
 
   test('reaper passes: rows per phase, pass durations, failures', async () => {
+    const began = performance.now();
     const telemetry = inMemoryMetrics();
     const store = stores.open(await stores.schema(), {
       meterProvider: telemetry.meterProvider,
@@ -174,7 +175,10 @@ describe('metrics', () => {
     expect(read.get('mcp_task_store.reaper.rows')?.unit).toBe('{row}');
     expect(sums(read.get('mcp_task_store.reaper.rows')?.points, 'mcp_task_store.phase')).toEqual({ tombstoned: 3, purged: 3, historyPurged: 0 });
     const passes = read.get('mcp_task_store.reaper.pass.duration')?.points;
-    expect(histogram(passes, { 'mcp_task_store.outcome': 'success' })?.count).toBe(2); // the start-up pass and ours
+    const succeeded = histogram(passes, { 'mcp_task_store.outcome': 'success' });
+    expect(succeeded?.count).toBe(2); // the start-up pass and ours
+    expect(succeeded?.sum).toBeGreaterThan(0);
+    expect(succeeded?.sum).toBeLessThan((performance.now() - began) / 1000);
     expect(read.get('mcp_task_store.reaper.failures')).toBeUndefined();
 
     const broken = inMemoryMetrics();
@@ -183,7 +187,10 @@ describe('metrics', () => {
     const failed = await broken.read();
     expect(sums(failed.get('mcp_task_store.reaper.failures')?.points, 'error.type')).toEqual({ '42P01': 1 }); // undefined_table
     const failedPasses = failed.get('mcp_task_store.reaper.pass.duration')?.points;
-    expect(histogram(failedPasses, { 'mcp_task_store.outcome': 'failure' })?.count).toBe(1);
+    const failure = histogram(failedPasses, { 'mcp_task_store.outcome': 'failure' });
+    expect(failure?.count).toBe(1);
+    expect(failure?.sum).toBeGreaterThan(0);
+    expect(failure?.sum).toBeLessThan((performance.now() - began) / 1000);
   });
 });
 
