@@ -2,15 +2,15 @@
  * `npm run test:mutation`: StrykerJS mutates the source and runs the tests against every mutant,
  * one run per target (`test/mutation/stryker.<target>.config.mjs`):
  *   - `memory`: the contract and the memory store, against the tests that need no database;
- *   - `postgres-store`, `postgres-watch`, `postgres-reaper`: the PostgreSQL store's calls, what it
- *     watches, and its reaper, against the store's own tests (`--only=postgres` is all three). They
- *     share one PostgreSQL server: TEST_DATABASE_URL when set, else DATABASE_URL, else a throwaway
- *     embedded PostgreSQL.
+ *   - `postgres-store`, `postgres-statements`, `postgres-watch`, `postgres-reaper`: the PostgreSQL
+ *     store's calls, their SQL, what it watches, and its reaper, against the store's own tests
+ *     (`--only=postgres` is all four). They share one PostgreSQL server: TEST_DATABASE_URL when
+ *     set, else DATABASE_URL, else a throwaway embedded PostgreSQL.
  * Each run takes tens of minutes on 2 cores, so CI does not run it; a later run of a target re-tests
  * only the mutants whose code or covering tests changed (Stryker's incremental mode, `--force` to
- * re-test all). Each target's per-file scores
- * are printed and written into docs/MUTATION.md as soon as it finishes; Stryker's HTML reports
- * (every surviving mutant, in place) are left in .scratch/mutation/.
+ * re-test all). Each target's per-file scores and its surviving mutants are printed and written
+ * into docs/MUTATION.md as soon as it finishes, so the next contributor starts from the list even
+ * on a fresh checkout; Stryker's HTML reports (every survivor, in place) are left in .scratch/mutation/.
  */
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
@@ -20,10 +20,10 @@ import { fileURLToPath } from 'node:url';
 import { openScriptDatabase, type ScriptDatabase } from './database.js';
 import { parseOptions } from './bench/options.js';
 
-const TARGETS = ['memory', 'postgres-store', 'postgres-watch', 'postgres-reaper'] as const;
+const TARGETS = ['memory', 'postgres-store', 'postgres-statements', 'postgres-watch', 'postgres-reaper'] as const;
 type Target = (typeof TARGETS)[number];
 /** Names that stand for several targets. */
-const GROUPS: Record<string, Target[]> = { postgres: ['postgres-store', 'postgres-watch', 'postgres-reaper'] };
+const GROUPS: Record<string, Target[]> = { postgres: ['postgres-store', 'postgres-statements', 'postgres-watch', 'postgres-reaper'] };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PAGE = join(ROOT, 'docs', 'MUTATION.md');
@@ -32,7 +32,14 @@ const END = '<!-- mutation-results:end -->';
 
 /** Stryker's report (mutation-testing-report-schema), the part read here. */
 interface MutationReport {
-  files: Record<string, { mutants: { status: string }[] }>;
+  files: Record<string, { mutants: Mutant[] }>;
+}
+
+interface Mutant {
+  status: string;
+  mutatorName: string;
+  replacement?: string;
+  location: { start: { line: number; column: number } };
 }
 
 interface FileScore {
@@ -69,8 +76,8 @@ try {
     const startedAt = performance.now();
     await runStryker(target, env, options.force);
     const minutes = (performance.now() - startedAt) / 60_000;
-    const scores = scoresOf(JSON.parse(readFileSync(join(ROOT, '.scratch', 'mutation', `${target}.json`), 'utf8')));
-    const table = renderTable(target, scores, minutes);
+    const report: MutationReport = JSON.parse(readFileSync(join(ROOT, '.scratch', 'mutation', `${target}.json`), 'utf8'));
+    const table = `${renderTable(target, scoresOf(report), minutes)}\n\n${renderSurvivors(report)}`;
     console.log(`\n${table}`);
     recordOnPage(target, table);
   }
@@ -127,6 +134,26 @@ function renderTable(target: Target, scores: FileScore[], minutes: number): stri
     ...scores.map((file) => row(`\`${file.file}\``, file, file.score)),
     row('**all**', total, all === 0 ? 100 : (detected / all) * 100),
   ].join('\n');
+}
+
+/** Every mutant no test noticed, one line each: where, which mutator, what it put there. */
+function renderSurvivors(report: MutationReport): string {
+  const lines = Object.entries(report.files)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .flatMap(([file, { mutants }]) =>
+      mutants
+        .filter((mutant) => mutant.status === 'Survived' || mutant.status === 'NoCoverage')
+        .sort((a, b) => a.location.start.line - b.location.start.line || a.location.start.column - b.location.start.column)
+        .map((mutant) => {
+          const { line, column } = mutant.location.start;
+          const replacement = (mutant.replacement ?? '').replace(/\s+/g, ' ').replace(/`/g, "'");
+          const shown = replacement.length > 70 ? `${replacement.slice(0, 69)}…` : replacement;
+          const uncovered = mutant.status === 'NoCoverage' ? ' (no test covers it)' : '';
+          return `- \`${file}:${line}:${column}\` ${mutant.mutatorName}: ${shown ? `\`${shown}\`` : '(emptied)'}${uncovered}`;
+        }),
+    );
+  if (lines.length === 0) return 'No mutant survived.';
+  return ['<details><summary>Surviving mutants</summary>', '', ...lines, '', '</details>'].join('\n');
 }
 
 /** Replaces this target's table between the page's markers, keeping the other target's. */

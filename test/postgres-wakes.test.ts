@@ -181,7 +181,7 @@ describe('while notifications work', () => {
   });
 });
 
-describe('a listener that was away, with the poll out of the way', () => {
+describe('a listener that was away', () => {
   it('on its return, re-reads every watched task: a completion, a TTL change and a cancel made meanwhile are all found', async () => {
     const schema = await stores.schema();
     const role = await storeRole(schema);
@@ -220,6 +220,50 @@ describe('a listener that was away, with the poll out of the way', () => {
     await raised(shortened.token, 'the token at the TTL set meanwhile');
     await eventually('the watch told of the new deadline', async () => reported.includes(shortened.taskId));
     watch.close();
+  });
+
+  it('while it is away, the poll wakes waiters, raises tokens and tells watches of another instance’s changes; once it is back, the poll stops', async () => {
+    const schema = await stores.schema();
+    const role = await storeRole(schema);
+    const pool = stores.pool();
+    const watching = new PostgresTaskStore({ pool, schema, reaper: false, backstopPollMs: 100, listen: { connectionString: role.connectionString } });
+    try {
+      const driving = stores.open(schema, { listen: false });
+      await listening(watching);
+      const completed = await watching.createTask({ toolName: 'build' });
+      const cancelled = await watching.createTask({ toolName: 'build' });
+      const asking = await watching.createTask({ toolName: 'build' });
+      const waiting = watching.waitForCompletion(completed.taskId);
+      const reported: string[] = [];
+      const watch = await watching.watchTasks([asking.taskId], (taskId) => reported.push(taskId));
+
+      await role.logins(false);
+      const away = nextState(watching, ({ state }) => state === 'reconnecting');
+      await role.terminateListener();
+      await within('the listener noticing', away);
+      expect(await driving.completeTask(completed.taskId, resultText('done'))).toBe(true);
+      await driving.cancelTask(cancelled.taskId);
+      await driving.requireInput(asking.taskId, { approve: { method: 'roots/list' } });
+      expect((await within('the waiter, by the poll', waiting))?.task.status).toBe('completed');
+      await raised(cancelled.token, 'the token, by the poll');
+      await eventually('the watch, by the poll', async () => reported.includes(asking.taskId));
+      expect(watching.listenerState).not.toBe('listening');
+
+      await role.logins(true);
+      await within('the listener back', listening(watching), 15_000);
+      // What its return re-reads is done within a few ticks; from then on only NOTIFY wakes anyone.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      let checkouts = 0;
+      const connect = pool.connect.bind(pool);
+      pool.connect = (() => (checkouts++, connect())) as typeof pool.connect;
+      reported.splice(0);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect({ checkouts, reported }).toEqual({ checkouts: 0, reported: [] });
+      expect(asking.token.isCancelled).toBe(false);
+      watch.close();
+    } finally {
+      await watching.close();
+    }
   });
 });
 
