@@ -101,17 +101,33 @@ async function resetWorking(sized: Sized): Promise<void> {
 
 const RESULT = { content: [{ type: 'text' as const, text: 'done' }] };
 
-function operationsOn(sized: Sized): Record<string, (i: number) => Promise<unknown>> {
+interface Operation {
+  /** The timed call, the `i`-th of its round. */
+  run(i: number): Promise<unknown>;
+  /** Untimed, before the `i`-th call. */
+  before?(i: number): Promise<void>;
+}
+
+function operationsOn(sized: Sized): Record<string, Operation> {
   const pick = <T>(values: T[], i: number) => values[i % values.length]!;
   return {
-    [GROWTH_OPERATIONS.getTask]: async (i) => {
-      if (!(await sized.store.getTask(pick(sized.liveIds, i)))) throw new Error('a sampled task is missing');
+    [GROWTH_OPERATIONS.getTask]: {
+      run: async (i) => {
+        if (!(await sized.store.getTask(pick(sized.liveIds, i)))) throw new Error('a sampled task is missing');
+      },
     },
-    [GROWTH_OPERATIONS.completeTask]: async (i) => {
-      if (!(await sized.store.completeTask(pick(sized.workingIds, i), RESULT))) throw new Error('a sampled task was not working');
+    [GROWTH_OPERATIONS.completeTask]: {
+      run: async (i) => {
+        if (!(await sized.store.completeTask(pick(sized.workingIds, i), RESULT))) throw new Error('a sampled task was not working');
+      },
+      // A small table may hold fewer live working tasks than a round completes: each lap over them
+      // starts with them back at work.
+      before: async (i) => {
+        if (i > 0 && i % sized.workingIds.length === 0) await resetWorking(sized);
+      },
     },
-    [GROWTH_OPERATIONS.ownerPage]: (i) => sized.store.listTasks({ owner: pick(sized.owners, i), limit: PAGE }),
-    [GROWTH_OPERATIONS.firstPage]: () => sized.store.listTasks({ limit: PAGE }),
+    [GROWTH_OPERATIONS.ownerPage]: { run: (i) => sized.store.listTasks({ owner: pick(sized.owners, i), limit: PAGE }) },
+    [GROWTH_OPERATIONS.firstPage]: { run: () => sized.store.listTasks({ limit: PAGE }) },
   };
 }
 
@@ -139,8 +155,10 @@ export async function runGrowthBenchmark(connectionString: string, options: Grow
         for (let i = 0; i < options.operations; i++) {
           for (let k = 0; k < prepared.length; k++) {
             const index = (k + i) % prepared.length;
+            const operation = calls[index]![name]!;
+            await operation.before?.(i);
             const startedAt = performance.now();
-            await calls[index]![name]!(i);
+            await operation.run(i);
             samples[index]!.push(performance.now() - startedAt);
           }
         }
