@@ -181,6 +181,39 @@ describe('while notifications work', () => {
   });
 });
 
+describe('waits begun together', () => {
+  it('are flagged and re-read in a few statements, not one per wait, and all wake on one completing statement', async () => {
+    const schema = await stores.schema();
+    const pool = stores.pool();
+    const waiting = new PostgresTaskStore({ pool, schema, reaper: false, backstopPollMs: HOUR_MS });
+    try {
+      const creating = stores.open(schema, { listen: false });
+      await listening(waiting);
+      const ids: string[] = [];
+      for (let i = 0; i < 200; i++) ids.push((await creating.createTask({ toolName: 'batch' })).taskId);
+      let checkouts = 0;
+      const connect = pool.connect.bind(pool);
+      pool.connect = (() => (checkouts++, connect())) as typeof pool.connect;
+      const waits = ids.map((taskId) => waiting.waitForCompletion(taskId));
+      await eventually('every wait flagging its task', async () => {
+        const { rows } = await stores.pool().query(`SELECT count(*)::int AS n FROM ${schema}.tasks WHERE awaited`);
+        return rows[0].n === ids.length;
+      });
+      expect(await stillPending(Promise.race(waits), 100)).toBe(true);
+      await stores.pool().query(
+        `UPDATE ${schema}.tasks SET status = 'completed', last_updated_at = now(), result = '{"content": []}' WHERE task_id = ANY($1)`,
+        [ids],
+      );
+      const snapshots = await within('every waiter', Promise.all(waits));
+      expect(snapshots.map((snapshot) => snapshot?.task.status)).toEqual(ids.map(() => 'completed'));
+      // One flagging UPDATE and one re-read for the 200 waits, then the re-reads their NOTIFYs cause.
+      expect(checkouts).toBeLessThanOrEqual(20);
+    } finally {
+      await waiting.close();
+    }
+  });
+});
+
 describe('a listener that was away', () => {
   it('on its return, re-reads every watched task: a completion, a TTL change and a cancel made meanwhile are all found', async () => {
     const schema = await stores.schema();
