@@ -158,8 +158,7 @@ function mcpSection(results: BenchResults, paths: ReportPaths): string[] {
   ];
 }
 
-function growthSection(results: BenchResults): string[] {
-  const section = results.sections.growth;
+function growthSection(section: BenchResults['sections']['growth']): string[] {
   if (!section) return ['Not measured yet.'];
   const { operations, loads, options } = section.result;
   const rows = operations.flatMap((operation) =>
@@ -268,7 +267,13 @@ export function writeReport(results: BenchResults, paths: ReportPaths): void {
     '',
     MEANINGS.growth,
     '',
-    ...growthSection(results),
+    ...growthSection(results.sections.growth),
+    '',
+    '### The opt-in run with 10,000,000 tasks',
+    '',
+    MEANINGS.growthTenMillion,
+    '',
+    ...growthSection(results.sections.growthTenMillion),
     '',
     '## The reaper on a backlog',
     '',
