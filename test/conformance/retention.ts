@@ -109,6 +109,9 @@ export function retentionConformance(target: ConformanceTarget): void {
         // It is terminal now, like any failed task.
         expect(await store.completeTask(id, resultText('small'))).toBe(false);
         expect(await store.failTask(id, { code: 1, message: 'small' })).toBe(false);
+        // An oversized outcome for a task that has already ended is a no-op too, not a refusal.
+        expect(await store.completeTask(id, sized(LIMIT + 1, (pad) => resultText(pad)))).toBe(false);
+        expect(await store.failTask(id, sized(LIMIT + 1, (pad) => ({ code: -32000, message: 'late', data: pad })))).toBe(false);
         expect(await store.waitForCompletion(id)).toStrictEqual(snapshot);
       });
     }
