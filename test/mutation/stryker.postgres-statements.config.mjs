@@ -1,6 +1,11 @@
 // Mutation testing of the SQL the PostgreSQL store's calls run and what maps it: its statements,
 // rows, payload encoding, the per-task gate and the dependents' deletes.
 // `npm run test:mutation -- --only=postgres-statements`. Needs a database, as postgres-store.
+//
+// Survivors that are equivalent, by reading (docs/MUTATION.md lists every survivor):
+// - task-gate.ts `waitForTurn`: the turn's own timeout emptied: the queued call gets its turn when
+//   the call ahead gives up, and then fails within the 1 ms of lock timeout it has left, with the
+//   same kind of error; only the wording differs.
 import { strykerTarget } from './stryker-target.mjs';
 
 export default strykerTarget('postgres-statements', {
