@@ -14,20 +14,19 @@ export class ChangeWatchers {
 
   watch(taskIds: readonly string[], onChange: Listener): TaskWatch {
     const ids = [...new Set(taskIds)];
+    // A listener of the watch's own: two watches sharing a callback are still two watches.
+    const listener: Listener = (taskId) => onChange(taskId);
     for (const taskId of ids) {
       const listeners = this.byTask.get(taskId) ?? new Set();
-      listeners.add(onChange);
+      listeners.add(listener);
       this.byTask.set(taskId, listeners);
     }
-    let open = true;
     return {
       close: () => {
-        if (!open) return;
-        open = false;
         for (const taskId of ids) {
           const listeners = this.byTask.get(taskId);
-          listeners?.delete(onChange);
-          if (listeners?.size === 0) this.byTask.delete(taskId);
+          if (!listeners?.delete(listener)) continue;
+          if (listeners.size === 0) this.byTask.delete(taskId);
         }
       },
     };

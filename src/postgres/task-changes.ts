@@ -70,12 +70,14 @@ export class PostgresTaskChanges {
   /** Flags the open ones among `taskIds` as awaited, then reports their changes to `onChange`. */
   async watch(taskIds: readonly string[], onChange: Listener): Promise<TaskWatch> {
     const ids = [...new Set(taskIds)];
+    // A listener of the watch's own: two watches sharing a callback are still two watches.
+    const listener: Listener = (taskId) => onChange(taskId);
     for (const taskId of ids) {
       const listeners = this.byTask.get(taskId) ?? new Set();
-      listeners.add(onChange);
+      listeners.add(listener);
       this.byTask.set(taskId, listeners);
     }
-    const watch = { close: () => this.unwatch(ids, onChange) };
+    const watch = { close: () => this.unwatch(ids, listener) };
     try {
       await Promise.all(
         ids.map((taskId) =>
@@ -126,10 +128,10 @@ export class PostgresTaskChanges {
     }
   }
 
-  private unwatch(ids: string[], onChange: Listener): void {
+  private unwatch(ids: string[], listener: Listener): void {
     for (const taskId of ids) {
       const listeners = this.byTask.get(taskId);
-      if (!listeners?.delete(onChange)) continue;
+      if (!listeners?.delete(listener)) continue;
       if (listeners.size > 0) continue;
       this.byTask.delete(taskId);
       this.deadlines.get(taskId)?.();

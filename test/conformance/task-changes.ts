@@ -171,5 +171,20 @@ export function taskChangeConformance(target: ConformanceTarget): void {
       expect(first.reported).toEqual([]);
       second.watch.close();
     });
+
+    it('keeps apart two watches that share one callback: closing one, even twice, leaves the other', async () => {
+      const store = await openFeed();
+      const { id } = await createTask(store);
+      const reported: string[] = [];
+      const onChange = (taskId: string) => reported.push(taskId);
+      const closed = await store.watchTasks([id], onChange);
+      const kept = await store.watchTasks([id], onChange);
+      closed.close();
+      closed.close();
+      reported.splice(0);
+      await store.requireInput(id, ask('k'));
+      await eventually('the report to the watch left open', async () => reported.includes(id));
+      kept.close();
+    });
   });
 }
