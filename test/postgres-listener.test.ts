@@ -118,6 +118,8 @@ describe('the listener', () => {
     const settled = await a.createTask({ toolName: 'build' });
     const cancelled = await a.createTask({ toolName: 'build' });
     const waiting = b.waitForCompletion(settled.taskId);
+    // b holds no token for the task: only the poll of its wait can find the completion.
+    expect(await stillPending(waiting, 200)).toBe(true);
     await a.completeTask(settled.taskId, resultText('done'));
     expect((await within('the poll-only waiter', waiting))?.task.status).toBe('completed');
     await b.cancelTask(cancelled.taskId);

@@ -59,9 +59,15 @@ describe('PostgresTaskStore change feed across instances', () => {
     const polling = stores.open(schema, { listen: false });
     const driving = stores.open(schema);
     const taskId = (await driving.createTask({ toolName: 'tool' })).taskId;
+    const later = (await driving.createTask({ toolName: 'tool' })).taskId;
     const changes = await recorder(polling, [taskId]);
+    // A second watch, opened while the poll runs, keeps it running.
+    const second = await recorder(polling, [later]);
     await driving.failTask(taskId, { code: -32603, message: 'broke' });
     await changes.heard(taskId, 'a report while polling');
+    await driving.cancelTask(later);
+    await second.heard(later, 'a report to the second watch');
     changes.watch.close();
+    second.watch.close();
   });
 });

@@ -5,60 +5,20 @@
  * the poll would cover for it. So these tests set `backstopPollMs` to an hour where they show
  * another path, and to 50 ms where they show the poll.
  */
-import { randomBytes } from 'node:crypto';
-import type pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ListenerStateChange } from '../src/index.js';
 import { PostgresTaskStore } from '../src/index.js';
-import { LISTENER_APPLICATION_NAME } from '../src/postgres/listener.js';
 import { raised, resultText, within } from './conformance/harness.js';
+import { countCheckouts } from './support/pool-checkouts.js';
 import { listening, usePostgresStores } from './support/postgres-stores.js';
+import { useStoreRoles } from './support/store-roles.js';
+import { useNoUnhandledErrors } from './support/unhandled-errors.js';
 import { eventually, stillPending } from './support/time.js';
 
 const HOUR_MS = 3_600_000;
 const stores = usePostgresStores();
-
-/**
- * A login role of its own for a store's connections, so that a test can refuse its logins or its
- * reads while everything else goes on. Dropped after the file.
- */
-const roles: string[] = [];
-async function storeRole(schema: string) {
-  const admin = stores.pool();
-  const name = `wakes_${process.pid}_${roles.length + 1}`;
-  const password = randomBytes(12).toString('hex');
-  await admin.query(`CREATE ROLE ${name} LOGIN PASSWORD '${password}'`);
-  roles.push(name);
-  await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${name}`);
-  await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${name}`);
-  const url = new URL(stores.connectionString);
-  url.username = name;
-  url.password = password;
-  return {
-    connectionString: url.toString(),
-    logins: (allowed: boolean) => admin.query(`ALTER ROLE ${name} ${allowed ? 'LOGIN' : 'NOLOGIN'}`),
-    reads: (allowed: boolean) =>
-      admin.query(allowed ? `GRANT SELECT ON ${schema}.tasks TO ${name}` : `REVOKE SELECT ON ${schema}.tasks FROM ${name}`),
-    async terminateListener() {
-      const { rows } = await admin.query(
-        `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-          WHERE usename = $1 AND application_name = $2`,
-        [name, LISTENER_APPLICATION_NAME],
-      );
-      expect(rows[0].n).toBe(1);
-    },
-  };
-}
-
-afterAll(async () => {
-  const admin = stores.pool();
-  for (const name of roles) {
-    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [name]);
-    await admin.query(`DROP OWNED BY ${name}`);
-    await admin.query(`DROP ROLE ${name}`);
-  }
-  await admin.end();
-});
+const storeRole = useStoreRoles(stores);
+useNoUnhandledErrors();
 
 /** Resolves with the first state change `matches` accepts. */
 function nextState(store: PostgresTaskStore, matches: (change: ListenerStateChange) => boolean): Promise<ListenerStateChange> {
@@ -69,14 +29,6 @@ function nextState(store: PostgresTaskStore, matches: (change: ListenerStateChan
       resolve(change);
     });
   });
-}
-
-/** Counts the connections `pool` hands out from now on: every statement of a store on it takes one. */
-function countCheckouts(pool: pg.Pool): () => number {
-  let checkouts = 0;
-  const connect = pool.connect.bind(pool);
-  pool.connect = (() => (checkouts++, connect())) as typeof pool.connect;
-  return () => checkouts;
 }
 
 describe('the store’s own calls, in poll-only mode with the poll out of the way', () => {
@@ -188,6 +140,43 @@ describe('while notifications work', () => {
   });
 });
 
+describe('waits on one task', () => {
+  it('an aborted wait leaves the others on its task, and its token’s deadline, in place', async () => {
+    const store = stores.open(await stores.schema(), { backstopPollMs: HOUR_MS });
+    await listening(store);
+    const { taskId, token } = await store.createTask({ toolName: 'build', ttlMs: 1000 });
+    const caller = new AbortController();
+    const aborted = store.waitForCompletion(taskId, { signal: caller.signal });
+    const kept = store.waitForCompletion(taskId);
+    expect(await stillPending(kept, 100)).toBe(true);
+    caller.abort(new Error('the client went away'));
+    await expect(aborted).rejects.toThrow('the client went away');
+    // Nothing changes the task: only its deadline, armed here, can end the wait and raise the token.
+    expect(await within('the remaining wait, at the deadline', kept)).toBeNull();
+    await raised(token, 'the token at the deadline');
+    expect(token.signal.reason).toBe('expired');
+  });
+
+  it('when flagging them fails, every wait begun together rejects with a backend error, and one aborted meanwhile stays as it was', async () => {
+    const schema = await stores.schema();
+    const role = await storeRole(schema);
+    const store = new PostgresTaskStore({ connectionString: role.connectionString, schema, listen: false, reaper: false, backstopPollMs: HOUR_MS });
+    try {
+      const shared = await store.createTask({ toolName: 'build' });
+      const alone = await store.createTask({ toolName: 'build' });
+      await role.updates(false);
+      const caller = new AbortController();
+      const abandoned = store.waitForCompletion(alone.taskId, { signal: caller.signal }).catch((error: unknown) => error);
+      caller.abort(new Error('the client went away'));
+      const waits = [store.waitForCompletion(shared.taskId), store.waitForCompletion(shared.taskId)];
+      for (const wait of waits) await expect(within('a wait whose flag failed', wait)).rejects.toMatchObject({ kind: 'backend' });
+      expect(await abandoned).toBe(caller.signal.reason);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('waits begun together', () => {
   it('are flagged and re-read in a few statements, not one per wait, and all wake on one completing statement', async () => {
     const schema = await stores.schema();
@@ -247,6 +236,7 @@ describe('a listener that was away', () => {
     await driving.cancelTask(cancelled.taskId);
     expect(await stillPending(waiting, 200)).toBe(true);
     expect(cancelled.token.isCancelled).toBe(false);
+    expect(reported, 'reports while the listener is away and the poll far off').toEqual([]);
 
     await role.logins(true);
     await within('the listener back', listening(watching), 15_000);

@@ -41,11 +41,12 @@ async function closeAfterFullUse(open: () => Promise<Store>): Promise<{ signal: 
     await store.listTasks({ owner: 'alice' });
     await store.close();
     tracker.stop();
-    watch.close();
     const settled = await within('every waiter answered after close()', waits);
+    // Closing the store ends the watch: it is closed only after the check.
     await eventually('every timer and socket the store made destroyed', async () => tracker.alive().length === 0).catch(() => {
       throw new Error(`left alive after close():\n\n${tracker.alive().join('\n\n')}`);
     });
+    watch.close();
     return { signal: caller.signal, waits: settled };
   } finally {
     tracker.dispose();

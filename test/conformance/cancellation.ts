@@ -33,6 +33,7 @@ export function cancellationConformance(target: ConformanceTarget): void {
       expect(await statusOf(store, id)).toBe('cancelled');
       expect(token.isCancelled).toBe(true);
       expect(token.signal.aborted).toBe(true);
+      expect(token.signal.reason).toBe('cancelled');
       await within('whenCancelled on a raised token', token.whenCancelled(), 500);
 
       expect(other.token.isCancelled).toBe(false);
@@ -114,6 +115,9 @@ export function cancellationConformance(target: ConformanceTarget): void {
       expect(token.isCancelled).toBe(true);
       expect(early.isCancelled).toBe(true);
       expect(late.isCancelled).toBe(true);
+      // A token asked for after the cancel is born raised.
+      const after = (await store.resumeContext(id))!.token;
+      expect([after.isCancelled, after.signal.reason]).toStrictEqual([true, 'cancelled']);
     });
 
     it('expiry raises the resume context\'s token', async () => {
@@ -123,6 +127,7 @@ export function cancellationConformance(target: ConformanceTarget): void {
       expect(replay.isCancelled).toBe(false);
       expect(await store.setTtl(id, 0)).toBe(true);
       await raised(replay, 'expiry raising the resume token');
+      expect(replay.signal.reason).toBe('expired');
     });
 
     it('cancelTask on an unknown task answers null', async () => {

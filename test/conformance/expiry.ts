@@ -79,6 +79,8 @@ export function expiryConformance(target: ConformanceTarget): void {
     it('ttlMs 0 expires at once: the task is never readable, but its record is held as expired', async () => {
       const store = await open();
       const { id, token } = await createTask(store, { ttlMs: 0, owner: '' });
+      // The token comes back raised: nothing will ever run for this task.
+      expect([token.isCancelled, token.signal.reason]).toStrictEqual([true, 'expired']);
       expect(await store.getTask(id)).toBeNull();
       expect(await store.taskPresence(id)).toStrictEqual({ state: 'expired', owner: '' });
       await assertExpired(store, id, token, '');

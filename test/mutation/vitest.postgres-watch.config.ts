@@ -17,6 +17,7 @@ export default defineConfig({
       'test/postgres-wakes.test.ts',
       'test/postgres-reaper.test.ts',
       'test/postgres-errors.test.ts',
+      'test/postgres-watch-costs.test.ts',
       'test/store-leaks.test.ts',
     ],
   },

@@ -13,8 +13,11 @@ export interface StoreFactory {
   readonly connectionString: string;
   /** A fresh migrated schema for the current test. */
   schema(): Promise<string>;
-  /** A store on `schema` with a pool of its own. The reaper is off unless options say otherwise. */
-  open(schema: string, options?: Omit<PostgresTaskStoreOptions, 'schema' | 'pool' | 'connectionString'>): PostgresTaskStore;
+  /**
+   * A store on `schema` with a pool of its own, or on `options.pool`. The reaper is off unless
+   * options say otherwise.
+   */
+  open(schema: string, options?: Omit<PostgresTaskStoreOptions, 'schema' | 'connectionString'>): PostgresTaskStore;
   /** A pool closed after the test, for reading the tables directly. */
   pool(): pg.Pool;
 }
@@ -46,7 +49,7 @@ export function usePostgresStores(): StoreFactory {
       return name;
     },
     open(schema, options = {}) {
-      const store = new PostgresTaskStore({ reaper: false, ...options, schema, pool: pool() });
+      const store = new PostgresTaskStore({ reaper: false, ...options, schema, pool: options.pool ?? pool() });
       stores.push(store);
       return store;
     },
