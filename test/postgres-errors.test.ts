@@ -17,7 +17,7 @@ import {
 } from '../src/index.js';
 import { useTestResources } from './support/postgres-stores.js';
 import { useTestDatabase } from './support/test-database.js';
-import { BOUND_MS, eventually, within } from './support/time.js';
+import { BOUND_MS, eventually, sleep, within } from './support/time.js';
 
 const database = useTestDatabase();
 const PASSWORD = 'S3cretPassw0rd';
@@ -440,8 +440,9 @@ describe('a row lock held by another session', () => {
 
   test('every call that writes the task fails after lockTimeoutMs saying the task is locked; reads answer; all works once it is released', async () => {
     const schema = await freshSchema();
-    const store = openStore({ pool: resources.admin, schema, lockTimeoutMs: LOCK_TIMEOUT_MS });
+    const store = openStore({ pool: resources.admin, schema, lockTimeoutMs: LOCK_TIMEOUT_MS, limits: { maxPayloadBytes: 1024 } });
     const { taskId } = await store.createTask({ toolName: 'locked' });
+    const oversized = { content: [{ type: 'text' as const, text: 'x'.repeat(2048) }] };
     await store.requireInput(taskId, { k: { method: 'roots/list' } });
     const lock = await holdRowLock(schema, taskId);
     const reportedToFailedWatch: string[] = [];
@@ -450,6 +451,8 @@ describe('a row lock held by another session', () => {
       ['setStatus', () => store.setStatus(taskId, 'working', 'x')],
       ['completeTask', () => store.completeTask(taskId, { content: [] })],
       ['failTask', () => store.failTask(taskId, { code: 1, message: 'x' })],
+      // An oversized outcome still ends the task, under the same bound.
+      ['completeTask with an oversized result', () => store.completeTask(taskId, oversized)],
       ['cancelTask', () => store.cancelTask(taskId)],
       ['setTtl', () => store.setTtl(taskId, 60_000)],
       ['setTaskMeta', () => store.setTaskMeta(taskId, { m: 1 })],
@@ -481,6 +484,32 @@ describe('a row lock held by another session', () => {
     await eventually('a working watch told of both cancels', async () => reported.includes(taskId) && reported.includes(watched.taskId));
     expect(reportedToFailedWatch).toEqual([]);
     watch.close();
+  });
+
+  test('a call queued behind another on a locked task gives up within lockTimeoutMs of its own start; the database’s error is the cause', async () => {
+    const schema = await freshSchema();
+    // Long enough that a call overrunning its bound cannot pass for timing noise.
+    const bound = 1000;
+    const store = openStore({ pool: resources.admin, schema, lockTimeoutMs: bound });
+    const { taskId } = await store.createTask({ toolName: 'locked' });
+    const lock = await holdRowLock(schema, taskId);
+    try {
+      const first = rejection('the first call', store.setStatus(taskId, 'working', 'first'), 10_000);
+      await sleep(bound / 2);
+      const startedAt = Date.now();
+      // Its turn comes when the first gives up, with half its bound left for the row lock.
+      const queued = await rejection('the call queued behind it', store.setStatus(taskId, 'working', 'second'), 10_000);
+      const waitedMs = Date.now() - startedAt;
+      expect(waitedMs).toBeGreaterThanOrEqual(bound - 50);
+      expect(waitedMs).toBeLessThan(bound * 1.5);
+      for (const error of [await first, queued]) {
+        expectStoreError(error, 'backend');
+        expect((error as Error).message).toContain('locked by another database session');
+        expect((error as Error).cause).toMatchObject({ code: '55P03' });
+      }
+    } finally {
+      await lock.release();
+    }
   });
 
   test('waits begun together, one on a task another session holds, all hear their completion on another instance', async () => {

@@ -209,7 +209,7 @@ describe('waits begun together', () => {
 });
 
 describe('a listener that was away', () => {
-  it('on its return, re-reads every watched task: a completion, a TTL change and a cancel made meanwhile are all found', async () => {
+  it('on its return, re-reads every watched task: a completion, a TTL change, a cancel and a reaping made meanwhile are all found', async () => {
     const schema = await stores.schema();
     const role = await storeRole(schema);
     const watching = stores.open(schema, { listen: { connectionString: role.connectionString }, backstopPollMs: HOUR_MS });
@@ -218,6 +218,7 @@ describe('a listener that was away', () => {
     const completed = await watching.createTask({ toolName: 'build' });
     const shortened = await watching.createTask({ toolName: 'build', ttlMs: HOUR_MS });
     const cancelled = await watching.createTask({ toolName: 'build' });
+    const reaped = await watching.createTask({ toolName: 'build', ttlMs: HOUR_MS });
     const waiting = watching.waitForCompletion(completed.taskId);
     const reported: string[] = [];
     const watch = await watching.watchTasks([shortened.taskId], (taskId) => reported.push(taskId));
@@ -234,6 +235,8 @@ describe('a listener that was away', () => {
     expect(await driving.completeTask(completed.taskId, resultText('done'))).toBe(true);
     expect(await driving.setTtl(shortened.taskId, 1500)).toBe(true);
     await driving.cancelTask(cancelled.taskId);
+    expect(await driving.setTtl(reaped.taskId, 0)).toBe(true);
+    expect(await driving.reapExpired()).toEqual({ tombstoned: 1, purged: 0 });
     expect(await stillPending(waiting, 200)).toBe(true);
     expect(cancelled.token.isCancelled).toBe(false);
     expect(reported, 'reports while the listener is away and the poll far off').toEqual([]);
@@ -242,6 +245,8 @@ describe('a listener that was away', () => {
     await within('the listener back', listening(watching), 15_000);
     expect((await within('the waiter, by the re-read', waiting))?.task.status).toBe('completed');
     await raised(cancelled.token, 'the token of the task cancelled meanwhile');
+    await raised(reaped.token, 'the token of the task that expired and was reaped meanwhile');
+    expect(reaped.token.signal.reason).toBe('expired');
     await eventually('the watch told on the listener’s return', async () => reported.includes(shortened.taskId));
     reported.splice(0);
     // The watch's deadline was read again: the new TTL elapsing is reported, an hour early.

@@ -76,6 +76,7 @@ export function lifecycleConformance(target: ConformanceTarget): void {
       expect(created).toBeGreaterThanOrEqual(before - 5_000);
       expect(created).toBeLessThanOrEqual(after + 5_000);
       expect('_meta' in task).toBe(false);
+      expect('pollIntervalMs' in task).toBe(false);
       expect(Object.values(task)).not.toContain(undefined);
     });
 
