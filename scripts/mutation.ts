@@ -8,14 +8,16 @@
  *     set, else DATABASE_URL, else a throwaway embedded PostgreSQL.
  * Each run takes tens of minutes on 2 cores, so CI does not run it; a later run of a target re-tests
  * only the mutants whose code or covering tests changed (Stryker's incremental mode, `--force` to
- * re-test all). Each target's per-file scores and its surviving mutants are printed and written
+ * re-test all). Stryker sees a change to a test file, not to the modules it imports (the
+ * conformance suite, the test support), so a change there re-tests every mutant by itself. Each target's per-file scores and its surviving mutants are printed and written
  * into docs/MUTATION.md as soon as it finishes, so the next contributor starts from the list even
  * on a fresh checkout; Stryker's HTML reports (every survivor, in place) are left in .scratch/mutation/.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpus } from 'node:os';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openScriptDatabase, type ScriptDatabase } from './database.js';
 import { parseOptions } from './bench/options.js';
@@ -27,6 +29,7 @@ const GROUPS: Record<string, Target[]> = { postgres: ['postgres-store', 'postgre
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PAGE = join(ROOT, 'docs', 'MUTATION.md');
+const SCRATCH = join(ROOT, '.scratch', 'mutation');
 const START = '<!-- mutation-results:start -->';
 const END = '<!-- mutation-results:end -->';
 
@@ -74,9 +77,15 @@ try {
       env.TEST_DATABASE_URL = database.connectionString;
     }
     const startedAt = performance.now();
-    await runStryker(target, env, options.force);
+    const helpers = testHelpersFingerprint();
+    const helpersSeen = join(SCRATCH, `${target}.test-helpers`);
+    const helpersChanged = !existsSync(helpersSeen) || readFileSync(helpersSeen, 'utf8') !== helpers;
+    if (helpersChanged && !options.force) console.log(`${target}: the test helpers changed since its last run here: every mutant is re-tested`);
+    await runStryker(target, env, options.force || helpersChanged);
+    mkdirSync(SCRATCH, { recursive: true });
+    writeFileSync(helpersSeen, helpers);
     const minutes = (performance.now() - startedAt) / 60_000;
-    const report: MutationReport = JSON.parse(readFileSync(join(ROOT, '.scratch', 'mutation', `${target}.json`), 'utf8'));
+    const report: MutationReport = JSON.parse(readFileSync(join(SCRATCH, `${target}.json`), 'utf8'));
     const table = `${renderTable(target, scoresOf(report), minutes)}\n\n${renderSurvivors(report)}`;
     console.log(`\n${table}`);
     recordOnPage(target, table);
@@ -94,6 +103,17 @@ function runStryker(target: Target, env: NodeJS.ProcessEnv, force: boolean): Pro
       code === 0 ? resolve() : reject(new Error(`stryker (${target}) exited with ${signal ?? code}`)),
     );
   });
+}
+
+/** A hash of every file under test/ that is not itself a test file: what Stryker's incremental mode cannot see. */
+function testHelpersFingerprint(): string {
+  const hash = createHash('sha256');
+  const files = readdirSync(join(ROOT, 'test'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && !entry.name.endsWith('.test.ts'))
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
+  for (const file of files) hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
+  return hash.digest('hex');
 }
 
 function scoresOf(report: MutationReport): FileScore[] {

@@ -62,6 +62,19 @@ describe('while notifications work', () => {
     expect(completedHere.token.isCancelled).toBe(false);
   });
 
+  it('a wait costs one re-read when its task completes here: the one its NOTIFY prompts', async () => {
+    const { pool, store } = await countedStore({ backstopPollMs: 50 });
+    const { taskId } = await store.createTask({ toolName: 'build', ttlMs: HOUR_MS });
+    const waiting = store.waitForCompletion(taskId);
+    expect(await stillPending(waiting, SETTLE_MS)).toBe(true);
+    const statements = countCheckouts(pool);
+    expect(await store.completeTask(taskId, resultText('done'))).toBe(true);
+    expect((await within('the waiter', waiting))?.task.status).toBe('completed');
+    await sleep(SETTLE_MS);
+    // The completion, and the re-read of the task's state and outcome.
+    expect(statements()).toBe(3);
+  });
+
   it('a watch costs a statement only when a watched task’s TTL changes', async () => {
     const { schema, pool, store } = await countedStore({ backstopPollMs: 50 });
     const driving = stores.open(schema, { listen: false });
