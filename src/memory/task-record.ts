@@ -14,7 +14,7 @@ import type {
   TaskSnapshot,
   TaskStatus,
 } from '../contract/types.js';
-import { cloneJson } from '../contract/json.js';
+import { cloneJson, compareKeys } from '../contract/json.js';
 import { statusMessages } from '../contract/messages.js';
 import type { CancelDeadline } from '../contract/timers.js';
 import type { Waiter } from './waiters.js';
@@ -150,9 +150,14 @@ export function toSnapshot(task: LiveTask): TaskSnapshot {
   };
 }
 
-/** A fresh key -> value object. `Object.fromEntries` defines own properties, so no key is special. */
+/**
+ * A fresh key -> value object, its keys in code-point order as every store gives them, whatever
+ * order they were issued or answered in. `Object.fromEntries` defines own properties, so no key is
+ * special.
+ */
 function toRecord<T>(payloads: Map<string, Sized<T>>): Record<string, T> {
-  return Object.fromEntries([...payloads].map(([key, payload]) => [key, cloneJson(payload.value)]));
+  const entries = [...payloads].sort(([a], [b]) => compareKeys(a, b));
+  return Object.fromEntries(entries.map(([key, payload]) => [key, cloneJson(payload.value)]));
 }
 
 export const toInputRequests = (task: LiveTask): InputRequests => toRecord(task.outstanding);

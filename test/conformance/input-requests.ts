@@ -280,6 +280,22 @@ export function inputRequestConformance(target: ConformanceTarget): void {
       expect(await store.inputResponses(id)).toStrictEqual(expected);
     });
 
+    it('requests and answers come back in code-point order of their keys, whatever order they were given in', async () => {
+      const store = await open();
+      const { id } = await createTask(store);
+      // Code-point order, as tower-mcp's BTreeMap gives: U+E000 sorts before U+1F600 (whose UTF-16
+      // units start at U+D83D), and a key before a longer one it starts.
+      const given = ['zone', '\u{1F600}', 'a', '\uE000', 'ab', 'B'];
+      const ordered = ['B', 'a', 'ab', 'zone', '\uE000', '\u{1F600}'];
+      expect(await store.requireInput(id, ask(...given))).toBe(true);
+      expect(Object.keys((await store.outstandingInputRequests(id))!)).toStrictEqual(ordered);
+      const applied = await store.applyInputResponses(id, answers(...given.slice(0, 3), 'unknown'));
+      expect(applied).toStrictEqual({ accepted: ['a', 'zone', '\u{1F600}'], ignored: ['unknown'], stillOutstanding: ['B', 'ab', '\uE000'], complete: false });
+      expect(await store.applyInputResponses(id, answers(...given.slice(3)))).toMatchObject({ complete: true });
+      expect(Object.keys((await store.inputResponses(id))!)).toStrictEqual(ordered);
+      expect(Object.keys((await store.resumeContext(id))!.inputResponses)).toStrictEqual(ordered);
+    });
+
     it('resumeContext returns the tool, its original arguments, every answer so far, and the task\'s own token', async () => {
       const store = await open();
       const { taskId: id, token } = await store.createTask({ toolName: 'deploy', arguments: { service: 'api' }, ttlMs: 60_000 });
