@@ -232,18 +232,32 @@ export function inputRequestConformance(target: ConformanceTarget): void {
       const store = await open();
       const { id } = await createTask(store);
       const before = await mustGet(store, id);
+      await sleep(5);
       expect(await store.applyInputResponses(id, answers('stray'))).toStrictEqual({
         accepted: [],
         ignored: ['stray'],
         stillOutstanding: [],
         complete: true,
       });
-      const after = await mustGet(store, id);
-      expect(after.status).toBe('working');
-      expect(after.statusMessage).toBe(before.statusMessage);
+      // Not even lastUpdatedAt moves.
+      expect(await mustGet(store, id)).toStrictEqual(before);
       expect(await store.inputResponses(id)).toStrictEqual({});
       // An ignored key was never issued, so it is not spent.
       expect(await store.requireInput(id, ask('stray'))).toBe(true);
+    });
+
+    it('a parked task set back to working has nothing outstanding, ignores the answers, and may ask the same again', async () => {
+      const store = await open();
+      const { id } = await createTask(store);
+      await store.requireInput(id, ask('k'));
+      expect(await store.setStatus(id, 'working', 'carrying on')).toBe(true);
+      expect(await store.outstandingInputRequests(id)).toStrictEqual({});
+      expect(await store.applyInputResponses(id, answers('k'))).toStrictEqual({ accepted: [], ignored: ['k'], stillOutstanding: [], complete: true });
+      expect(await store.inputResponses(id)).toStrictEqual({});
+      expect(await statusOf(store, id)).toBe('working');
+      // The key was never answered nor superseded: the same request is asked again, not reused.
+      expect(await store.requireInput(id, ask('k'))).toBe(true);
+      expect(await store.applyInputResponses(id, answers('k'))).toStrictEqual({ accepted: ['k'], ignored: [], stillOutstanding: [], complete: true });
     });
 
     it('applyInputResponses answers null for a terminal or unknown task', async () => {

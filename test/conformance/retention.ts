@@ -271,6 +271,9 @@ export function retentionConformance(target: ConformanceTarget): void {
       const third = await createTask(store, { owner: 'alice', ttlMs: LONG_TTL });
       await expectStoreError(createTask(store, { owner: 'alice' }), 'retention_limit_exceeded', 'back at the quota');
 
+      // Nor does its tombstone, once a cleanup pass has made one.
+      await store.reapExpired();
+      expect(await store.taskPresence(first.id)).toStrictEqual({ state: 'expired', owner: 'alice' });
       expect(await store.discardTask(third.id)).toBe(true);
       await createTask(store, { owner: 'alice' });
       await expectStoreError(createTask(store, { owner: 'alice' }), 'retention_limit_exceeded', 'back at the quota');
@@ -298,6 +301,25 @@ export function retentionConformance(target: ConformanceTarget): void {
         expect(await store.taskPresence(replacement.id)).toStrictEqual({ state: 'missing' });
         await createTask(store);
       });
+
+      it('a store full of expired tasks and tombstones makes room for a new task by dropping them', async () => {
+        const store = await open({ limits: { maxTasks: 3 }, tombstoneRetentionMs: LONG_TTL });
+        const tombstoned = await createTask(store, { owner: 'alice' });
+        const expired = await createTask(store, { owner: 'bob' });
+        const live = await createTask(store);
+        expect(await store.setTtl(tombstoned.id, 0)).toBe(true);
+        expect(await store.reapExpired()).toStrictEqual({ tombstoned: 1, purged: 0 });
+        expect(await store.setTtl(expired.id, 0)).toBe(true);
+        expect(await store.taskPresence(tombstoned.id)).toStrictEqual({ state: 'expired', owner: 'alice' });
+        expect(await store.taskPresence(expired.id)).toStrictEqual({ state: 'expired', owner: 'bob' });
+
+        const newer = await createTask(store);
+        expect(await store.taskPresence(tombstoned.id)).toStrictEqual({ state: 'missing' });
+        expect(await store.taskPresence(expired.id)).toStrictEqual({ state: 'missing' });
+        expect((await listAllIds(store)).sort()).toStrictEqual([live.id, newer.id].sort());
+        await createTask(store);
+        await expectStoreError(createTask(store), 'retention_limit_exceeded', 'full of live tasks');
+      });
     });
   }
 
@@ -314,6 +336,28 @@ export function retentionConformance(target: ConformanceTarget): void {
         expect(await store.discardTask(first.id)).toBe(true);
         const second = await createTask(store, { arguments: payload });
         expect(await listAllIds(store)).toStrictEqual([second.id]);
+      });
+
+      it('a result within maxPayloadBytes that would take the store over fails its task like an oversized one', async () => {
+        const store = await open({ limits: { maxRetainedBytes: PROBE_BYTES, maxPayloadBytes: PROBE_BYTES } });
+        const pad = (bytes: number) => sized(bytes, (padding) => ({ padding }));
+        const result = (bytes: number) => sized(bytes, (padding) => resultText(padding));
+        const holding = await createTask(store, { arguments: pad(6_000) });
+        const finishing = await createTask(store);
+        await expectStoreError(store.completeTask(finishing.id, result(5_000)), 'retention_limit_exceeded', 'a result over the total');
+        const failed = await store.getTaskResult(finishing.id);
+        expect(failed?.task.status).toBe('failed');
+        expect(failed?.error).toStrictEqual({ code: -32603, message: 'Task payload exceeded configured retention limits' });
+        expect(await statusOf(store, holding.id)).toBe('working');
+
+        // Reclaiming an expired task's payload makes room, to the exact byte.
+        const reclaimable = await createTask(store, { arguments: pad(3_000) });
+        const exact = await createTask(store);
+        const held = await retainedBytes(store);
+        expect(await store.setTtl(reclaimable.id, 0)).toBe(true);
+        const room = PROBE_BYTES - (held - 3_000);
+        expect(await store.completeTask(exact.id, result(room)), 'a result that fills the store exactly').toBe(true);
+        expect(await retainedBytes(store)).toBe(PROBE_BYTES);
       });
 
       it('a store filled to the byte still takes writes that replace what a task holds with no more', async () => {
