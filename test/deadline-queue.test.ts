@@ -191,9 +191,10 @@ describe('DeadlineQueue on fake timers', () => {
     const later: string[] = [];
     queue.schedule(Date.now() + 10, () => later.push('x'));
     queue.schedule(Date.now() + 20, () => later.push('y'));
+    queue.schedule(Date.now() + 30, () => later.push('z'));
     for (const cancel of cancels) cancel();
     vi.advanceTimersByTime(100);
-    expect(later).toEqual(['x', 'y']);
+    expect(later).toEqual(['x', 'y', 'z']);
   });
 
   // An unref'd timer costs nothing, but a queue with no deadlines should not hold one at all.

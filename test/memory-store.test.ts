@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryTaskStore } from '../src/memory/memory-task-store.js';
 import { TaskStoreError } from '../src/index.js';
 import { runTaskStoreConformance } from './conformance/task-store-conformance.js';
@@ -39,6 +39,25 @@ describe('MemoryTaskStore on its own clock', () => {
     }
   });
 
+  it('keeps a tombstone for tombstoneRetentionMs after the task expired, to the millisecond', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const store = new MemoryTaskStore({ tombstoneRetentionMs: 100 });
+    try {
+      const { taskId } = await store.createTask({ toolName: 'tool', ttlMs: 50, owner: 'alice' });
+      vi.advanceTimersByTime(50);
+      expect(await store.reapExpired()).toStrictEqual({ tombstoned: 1, purged: 0 });
+      vi.advanceTimersByTime(99);
+      expect(await store.reapExpired()).toStrictEqual({ tombstoned: 0, purged: 0 });
+      expect(await store.taskPresence(taskId)).toStrictEqual({ state: 'expired', owner: 'alice' });
+      vi.advanceTimersByTime(1);
+      expect(await store.reapExpired()).toStrictEqual({ tombstoned: 0, purged: 1 });
+      expect(await store.taskPresence(taskId)).toStrictEqual({ state: 'missing' });
+    } finally {
+      await store.close();
+      vi.useRealTimers();
+    }
+  });
+
   it('setTtl into the past raises the token and wakes waiters before it returns', async () => {
     const store = new MemoryTaskStore();
     try {
@@ -51,6 +70,25 @@ describe('MemoryTaskStore on its own clock', () => {
       expect(token.signal.reason).toBe('expired');
       await Promise.resolve();
       expect(woken).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('MemoryTaskStore change feed', () => {
+  it('reports a task once per call, however many of its fields the call changed', async () => {
+    const store = new MemoryTaskStore();
+    try {
+      const { taskId } = await store.createTask({ toolName: 'tool' });
+      await store.requireInput(taskId, { k: { method: 'roots/list' } });
+      const reported: string[] = [];
+      const watch = await store.watchTasks([taskId], (id) => reported.push(id));
+      // A cancel request, the status, its message and the outstanding requests, in one call.
+      await store.cancelTask(taskId, 'stop');
+      await sleep(10);
+      expect(reported).toEqual([taskId]);
+      watch.close();
     } finally {
       await store.close();
     }

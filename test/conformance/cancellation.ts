@@ -54,6 +54,21 @@ export function cancellationConformance(target: ConformanceTarget): void {
       expect(woke).toBe(true);
     });
 
+    it('a token’s listeners run once the cancel is done: a handler that reads or fails its task then finds it cancelled', async () => {
+      const store = await open();
+      const { id, token } = await createTask(store);
+      let read: Promise<string | undefined> | undefined;
+      let failed: Promise<boolean> | undefined;
+      token.signal.addEventListener('abort', () => {
+        read = store.getTask(id).then((task) => task?.status);
+        failed = store.failTask(id, { code: -32000, message: 'stopped on cancel' });
+      });
+      expect((await store.cancelTask(id, 'stop'))?.status).toBe('cancelled');
+      expect(await read).toBe('cancelled');
+      expect(await failed).toBe(false);
+      expect((await mustGet(store, id)).statusMessage).toBe('Cancelled: stop');
+    });
+
     it('cancelTask raises the token of a finished task and returns the task unchanged', async () => {
       const store = await open();
       for (const how of ['complete', 'fail', 'cancel'] as const) {

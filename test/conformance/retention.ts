@@ -344,7 +344,9 @@ export function retentionConformance(target: ConformanceTarget): void {
         const result = (bytes: number) => sized(bytes, (padding) => resultText(padding));
         const holding = await createTask(store, { arguments: pad(6_000) });
         const finishing = await createTask(store);
-        await expectStoreError(store.completeTask(finishing.id, result(5_000)), 'retention_limit_exceeded', 'a result over the total');
+        const refusal = await expectStoreError(store.completeTask(finishing.id, result(5_000)), 'retention_limit_exceeded', 'a result over the total');
+        // The 6,000 bytes held, the 7 of the finishing task's arguments, and the result.
+        expect(refusal.message).toBe("this would bring the store's retained payloads to 11007 bytes as JSON, over its limit of 10000 bytes");
         const failed = await store.getTaskResult(finishing.id);
         expect(failed?.task.status).toBe('failed');
         expect(failed?.error).toStrictEqual({ code: -32603, message: 'Task payload exceeded configured retention limits' });

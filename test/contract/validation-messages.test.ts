@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkKeysReusable } from '../../src/contract/input-requests.js';
 import { closedWhileWaiting, storeClosed } from '../../src/contract/errors.js';
+import { memoryStoreOptionsSchema, parseOptions } from '../../src/contract/options.js';
+import { findJsonProblem } from '../../src/contract/plain-json.js';
 import { validate } from '../../src/contract/validation.js';
 import { TaskStoreError, type TaskStoreErrorKind } from '../../src/index.js';
 
@@ -36,6 +38,7 @@ describe('invalid_input messages name the field and the problem', () => {
     ['an empty tool name', () => tool({ toolName: '' }), 'invalid input.toolName: Too small: expected string to have >=1 characters'],
     ['an unknown field', () => tool({ nope: 1 }), 'invalid input: Unrecognized key: "nope"'],
     ['a non-finite number, inside an array', () => tool({ arguments: { a: [0, NaN] } }), 'invalid input.arguments.a.1: numbers must be finite'],
+    ['a non-finite number before valid values', () => tool({ arguments: { a: Infinity, b: 1, c: [2] } }), 'invalid input.arguments.a: numbers must be finite'],
     ['a circular value', () => tool({ arguments: circular }), 'invalid input.arguments.items.1: value must not be circular'],
     ['a class instance', () => tool({ arguments: { k: new NotPlain() } }), 'invalid input.arguments.k: objects must be plain JSON objects'],
     ['nesting over 100 levels', () => tool({ arguments: tooDeep }), `invalid input.arguments${'.0'.repeat(100)}: arrays and objects must not nest more than 100 levels deep`],
@@ -51,6 +54,8 @@ describe('invalid_input messages name the field and the problem', () => {
     ['a page limit of 0', () => validate.listTasks({ limit: 0 }), 'invalid options.limit: Too small: expected number to be >=1'],
     ['null list options', () => validate.listTasks(null), 'invalid options: Invalid input: expected object, received null'],
     ['a status message that is not a string', () => validate.setStatus(ID, 'working', 5), 'invalid message: Invalid input: expected string, received number'],
+    ['a status there is not', () => validate.setStatus(ID, 'paused' as never, undefined), 'invalid status: Invalid option: expected one of "working"|"input_required"|"completed"|"failed"|"cancelled"'],
+    ['a store option out of range', () => parseOptions(memoryStoreOptionsSchema, { limits: { maxTasks: 0 } }), 'invalid options.limits.maxTasks: Too small: expected number to be >=1'],
     ['an array as meta', () => validate.setTaskMeta(ID, [] as never), 'invalid meta: Invalid input: expected record, received array'],
     ['a result without content', () => validate.completeTask(ID, {} as never), 'invalid result.content: Invalid input: expected array, received undefined'],
     ['a fractional error code', () => validate.failTask(ID, { code: 1.5, message: 'x' }), 'invalid error.code: Invalid input: expected int, received number'],
@@ -66,6 +71,12 @@ describe('invalid_input messages name the field and the problem', () => {
       expect(refusal(call)).toStrictEqual({ kind: 'invalid_input', message });
     });
   }
+
+  it('an object without a prototype is plain JSON, as one parsed from text is', () => {
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { region: 'eu', nested: Object.create(null) });
+    expect(findJsonProblem(bare)).toBeNull();
+    expect(tool({ arguments: bare }).arguments).toBe(bare);
+  });
 
   it('an unknown input request method lists the methods there are', () => {
     expect(refusal(() => validate.requireInput(ID, { a: { method: 'nope' } } as never, undefined))).toStrictEqual({
