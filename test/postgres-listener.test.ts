@@ -113,6 +113,9 @@ describe('the listener', () => {
     const a = stores.open(schema, { listen: false });
     const b = stores.open(schema, { listen: false });
     expect(a.listenerState).toBe('disabled');
+    // There is no listener to observe: subscribing is harmless, and nothing is ever told.
+    const told: unknown[] = [];
+    const unsubscribe = a.onListenerStateChange((change) => told.push(change));
     expect(await listenerPids()).toHaveLength(0);
 
     const settled = await a.createTask({ toolName: 'build' });
@@ -124,6 +127,8 @@ describe('the listener', () => {
     expect((await within('the poll-only waiter', waiting))?.task.status).toBe('completed');
     await b.cancelTask(cancelled.taskId);
     await raised(cancelled.token, 'the token, by polling');
+    unsubscribe();
+    expect(told).toEqual([]);
   });
 
   it('takes a notification on its channel for a hint, never the news: odd payloads and a forged cancel change nothing', async () => {

@@ -6,13 +6,15 @@
  */
 import { metrics, type Attributes } from '@opentelemetry/api';
 import { MeterProvider, MetricReader, type DataPoint, type Histogram } from '@opentelemetry/sdk-metrics';
-import type pg from 'pg';
+import pg from 'pg';
 import { describe, expect, test } from 'vitest';
 import { PostgresTaskStore, TaskStoreError, type Logger, type ReapResult } from '../src/index.js';
 import { listening, usePostgresStores } from './support/postgres-stores.js';
+import { useStoreRoles } from './support/store-roles.js';
 import { eventually, within } from './support/time.js';
 
 const stores = usePostgresStores();
+const storeRole = useStoreRoles(stores);
 const HOUR_MS = 3_600_000;
 const SECRETS = ['ARGUMENT-SENTINEL', 'RESULT-SENTINEL', 'MESSAGE-SENTINEL', 's3cret-pw'];
 
@@ -90,26 +92,40 @@ const text = (value: string) => ({ content: [{ type: 'text' as const, text: valu
 describe('metrics', () => {
   test('transitions are counted by the status reached; a progress message is not a transition', async () => {
     const telemetry = inMemoryMetrics();
-    const store = stores.open(await stores.schema(), { meterProvider: telemetry.meterProvider, listen: false });
+    const store = stores.open(await stores.schema(), {
+      meterProvider: telemetry.meterProvider,
+      listen: false,
+      limits: { maxPayloadBytes: 1024 },
+    });
+    const question = { ok: { method: 'elicitation/create' as const, params: { message: 'ok?' } } };
     const { taskId } = await store.createTask({ toolName: 'render', arguments: { q: 'ARGUMENT-SENTINEL' } });
     await store.setStatus(taskId, 'working', 'page 1'); // progress
-    await store.requireInput(taskId, { ok: { method: 'elicitation/create', params: { message: 'ok?' } } });
+    await store.requireInput(taskId, question);
+    await store.requireInput(taskId, question); // asked again while parked: no transition
     await store.applyInputResponses(taskId, { ok: { action: 'accept' } }); // resumes: working
+    await store.setStatus(taskId, 'input_required', 'waiting on a person');
+    await store.setStatus(taskId, 'working', 'carrying on');
     await store.completeTask(taskId, text('RESULT-SENTINEL'));
     expect(await store.cancelTask(taskId)).not.toBeNull(); // already terminal: no transition
     const other = await store.createTask({ toolName: 'render' });
     await store.cancelTask(other.taskId, 'MESSAGE-SENTINEL');
     const failed = await store.createTask({ toolName: 'render' });
     await store.failTask(failed.taskId, { code: -32603, message: 'MESSAGE-SENTINEL' });
+    const answeredInPart = await store.createTask({ toolName: 'render' });
+    await store.requireInput(answeredInPart.taskId, { a: question.ok, b: question.ok });
+    await store.applyInputResponses(answeredInPart.taskId, { a: { action: 'accept' } }); // still parked
+    const oversized = await store.createTask({ toolName: 'render' });
+    await expect(store.completeTask(oversized.taskId, text('x'.repeat(2048)))).rejects.toMatchObject({ kind: 'retention_limit_exceeded' });
 
     const transitions = (await telemetry.read()).get('mcp_task_store.transitions');
     expect(transitions?.unit).toBe('{transition}');
     expect(sums(transitions?.points, 'mcp_task_store.status')).toEqual({
-      working: 4,
-      input_required: 1,
+      working: 7,
+      input_required: 3,
       completed: 1,
       cancelled: 1,
-      failed: 1,
+      // A failure, and an outcome over the limit.
+      failed: 2,
     });
   });
 
@@ -253,6 +269,49 @@ describe('logs', () => {
     const attributes = [...(await telemetry.read()).values()].map(({ points }) => points.map((point) => point.attributes));
     const reported = JSON.stringify([logger.lines, attributes]);
     for (const secret of [...SECRETS, taskId]) expect(reported).not.toContain(secret);
+  });
+
+  test('a database error is one line, even when a nested read meets it; a refusal or a closed store is none', async () => {
+    const logger = recordingLogger();
+    const schema = await stores.schema();
+    const role = await storeRole(schema);
+    const store = new PostgresTaskStore({ connectionString: role.connectionString, schema, logger, listen: false, reaper: false, limits: { maxPayloadBytes: 1024 } });
+    try {
+      await expect(store.createTask({ toolName: '' })).rejects.toMatchObject({ kind: 'invalid_input' });
+      const { taskId } = await store.createTask({ toolName: 'build' });
+      // Oversized meta is refused only for a task that exists: finding out is a read, which fails.
+      await role.reads(false);
+      await expect(store.setTaskMeta(taskId, { pad: 'x'.repeat(2048) })).rejects.toMatchObject({ kind: 'backend' });
+      await role.reads(true);
+      await store.close();
+      await expect(store.getTask(taskId)).rejects.toMatchObject({ kind: 'backend' });
+    } finally {
+      await store.close();
+    }
+    expect(logger.lines.filter((line) => line.level === 'error').map((line) => [line.msg, line.obj])).toEqual([
+      ['database error', { schema, error: expect.stringContaining('permission denied'), code: '42501' }],
+    ]);
+  });
+
+  test('a call that gave up waiting for its turn behind another is not logged as a database error', async () => {
+    const logger = recordingLogger();
+    const schema = await stores.schema();
+    // One connection, held here: the first call gets the task's turn and then waits for it.
+    const pool = new pg.Pool({ connectionString: stores.connectionString, max: 1 });
+    const store = new PostgresTaskStore({ pool, schema, logger, listen: false, reaper: false, lockTimeoutMs: 200 });
+    try {
+      const { taskId } = await store.createTask({ toolName: 'build' });
+      const held = await pool.connect();
+      const first = store.setStatus(taskId, 'working', 'first');
+      const queued = store.setStatus(taskId, 'working', 'queued');
+      await expect(queued).rejects.toMatchObject({ kind: 'backend', message: expect.stringContaining('an earlier call on it') });
+      held.release();
+      expect(await first).toBe(true);
+    } finally {
+      await store.close();
+      await pool.end();
+    }
+    expect(logger.lines.filter((line) => line.level === 'error')).toEqual([]);
   });
 
   test('a wait ended by close() is not logged as a database error', async () => {

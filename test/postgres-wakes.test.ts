@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ListenerStateChange } from '../src/index.js';
-import { PostgresTaskStore } from '../src/index.js';
+import { generateTaskId, PostgresTaskStore } from '../src/index.js';
 import { raised, resultText, within } from './conformance/harness.js';
 import { countCheckouts } from './support/pool-checkouts.js';
 import { listening, usePostgresStores } from './support/postgres-stores.js';
@@ -95,6 +95,8 @@ describe('the store’s own calls, in poll-only mode with the poll out of the wa
     };
     await heard('the request for input', () => store.requireInput(taskId, { approve: { method: 'roots/list' } }));
     await heard('the task resuming', () => store.applyInputResponses(taskId, { approve: { roots: [] } }));
+    await heard('a status set by hand', () => store.setStatus(taskId, 'input_required', 'waiting on a person'));
+    await heard('the status set back', () => store.setStatus(taskId, 'working', 'carrying on'));
     await heard('the completion', () => store.completeTask(taskId, resultText('done')));
     await heard('the cancel request on the finished task', () => store.cancelTask(taskId));
     const { createdAt } = (await store.getTask(taskId))!;
@@ -106,10 +108,14 @@ describe('the store’s own calls, in poll-only mode with the poll out of the wa
     watch.close();
 
     const discarded = (await store.createTask({ toolName: 'build' })).taskId;
+    const never = generateTaskId();
     const watchingDiscard: string[] = [];
-    const second = await store.watchTasks([discarded], (id) => watchingDiscard.push(id));
+    const second = await store.watchTasks([discarded, never], (id) => watchingDiscard.push(id));
+    expect(await store.discardTask(never)).toBe(false);
     expect(await store.discardTask(discarded)).toBe(true);
     await eventually('the discard', async () => watchingDiscard.includes(discarded));
+    // An id that names no task is never reported, not even when a discard of it finds nothing.
+    expect(watchingDiscard).toEqual([discarded]);
     second.close();
   });
 });

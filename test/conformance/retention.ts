@@ -26,6 +26,7 @@ import {
   sized,
   sleep,
   statusOf,
+  unknownId,
   useStores,
   within,
   type ConformanceTarget,
@@ -126,6 +127,8 @@ export function retentionConformance(target: ConformanceTarget): void {
       await expectStoreError(store.setTaskMeta(id, sized(LIMIT + 1, (pad) => ({ pad }))), 'retention_limit_exceeded', 'oversized meta');
       expect(await observe(store, [id])).toStrictEqual(before);
       expect(await statusOf(store, id)).toBe('working');
+      // For a task there is not, it is a no-op like any other write, not a refusal.
+      expect(await store.setTaskMeta(unknownId(), sized(LIMIT + 1, (pad) => ({ pad })))).toBe(false);
     });
 
     it('a refusal for size names the payload, its size and the limit, and nothing of its content', async () => {
@@ -139,6 +142,7 @@ export function retentionConformance(target: ConformanceTarget): void {
         ['arguments', createTask(store, { arguments: sized(over, pad) })],
         ['meta', store.setTaskMeta(id, sized(over, pad))],
         ['message', store.setStatus(id, 'working', sized(over, (padding) => MARKER + padding))],
+        ['message', store.requireInput(id, ask('k'), sized(over, (padding) => MARKER + padding))],
         ['requests.big', store.requireInput(id, { big: sized(over, (padding) => elicit(MARKER + padding)) })],
       ];
       for (const [what, call] of refusals) {

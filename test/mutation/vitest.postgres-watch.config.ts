@@ -18,6 +18,7 @@ export default defineConfig({
       'test/postgres-reaper.test.ts',
       'test/postgres-errors.test.ts',
       'test/postgres-watch-costs.test.ts',
+      'test/postgres-statements.test.ts',
       'test/store-leaks.test.ts',
     ],
   },
