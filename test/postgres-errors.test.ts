@@ -486,6 +486,27 @@ describe('a row lock held by another session', () => {
     watch.close();
   });
 
+  test('discardTask gives up after lockTimeoutMs on a tombstone or a history row another session holds', async () => {
+    const schema = await freshSchema();
+    const store = openStore({ pool: resources.admin, schema, lockTimeoutMs: LOCK_TIMEOUT_MS });
+    const tombstoned = (await store.createTask({ toolName: 'gone' })).taskId;
+    expect(await store.setTtl(tombstoned, 0)).toBe(true);
+    expect(await store.reapExpired()).toEqual({ tombstoned: 1, purged: 0 });
+    const live = (await store.createTask({ toolName: 'kept' })).taskId;
+    for (const [what, table, taskId] of [
+      ['a tombstone', 'tombstones', tombstoned],
+      ['a history row', 'task_history', live],
+    ] as const) {
+      const holder = await resources.client();
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM ${schema}.${table} WHERE task_id = $1 FOR UPDATE`, [taskId]);
+      expectLocked(await rejection(`discarding ${what} held elsewhere`, store.discardTask(taskId), 10_000), what);
+      await holder.query('ROLLBACK');
+    }
+    expect(await store.discardTask(tombstoned)).toBe(true);
+    expect(await store.discardTask(live)).toBe(true);
+  });
+
   test('a call queued behind another on a locked task gives up within lockTimeoutMs of its own start; the database’s error is the cause', async () => {
     const schema = await freshSchema();
     // Long enough that a call overrunning its bound cannot pass for timing noise.

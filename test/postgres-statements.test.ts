@@ -1,7 +1,8 @@
 /**
  * How the PostgreSQL store runs its statements: as named prepared statements, parsed once per
  * connection (or unnamed, with `preparedStatements: false`, for PgBouncer in transaction mode
- * before 1.21); and not at all for an id this package never issues, which names no task anyway.
+ * before 1.21); not at all for an id this package never issues, which names no task anyway; and
+ * what it makes of a row that plain SQL changed in a way the schema allows.
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -56,5 +57,17 @@ describe('an id this package never issues', () => {
     expect(await store.cancelTask(id)).toBeNull();
     expect(await store.discardTask(id)).toBe(false);
     expect(statements()).toBe(0);
+  });
+});
+
+describe('a row changed in plain SQL', () => {
+  it('with its status message cleared, reads as a task without one', async () => {
+    const schema = await stores.schema();
+    const store = stores.open(schema, { listen: false });
+    const { taskId } = await store.createTask({ toolName: 'build' });
+    await stores.pool().query(`UPDATE ${schema}.tasks SET status_message = NULL WHERE task_id = $1`, [taskId]);
+    const task = await store.getTask(taskId);
+    expect(task?.status).toBe('working');
+    expect(task && 'statusMessage' in task).toBe(false);
   });
 });

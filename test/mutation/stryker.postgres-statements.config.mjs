@@ -6,6 +6,10 @@
 // - task-gate.ts `waitForTurn`: the turn's own timeout emptied: the queued call gets its turn when
 //   the call ahead gives up, and then fails within the 1 ms of lock timeout it has left, with the
 //   same kind of error; only the wording differs.
+// - task-gate.ts `run`: `error?.code` made `error.code`: what an operation throws is never null.
+// - retention.ts `insert`: the advisory lock's name blanked. Every owner's quota check then takes
+//   one lock rather than one per owner: creations of different owners wait for each other's
+//   short check, and every count stays exact.
 import { strykerTarget } from './stryker-target.mjs';
 
 export default strykerTarget('postgres-statements', {
