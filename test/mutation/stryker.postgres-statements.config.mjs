@@ -3,9 +3,6 @@
 // `npm run test:mutation -- --only=postgres-statements`. Needs a database, as postgres-store.
 //
 // Survivors that are equivalent, by reading (docs/MUTATION.md lists every survivor):
-// - task-gate.ts `waitForTurn`: the turn's own timeout emptied: the queued call gets its turn when
-//   the call ahead gives up, and then fails within the 1 ms of lock timeout it has left, with the
-//   same kind of error; only the wording differs.
 // - task-gate.ts `run`: `error?.code` made `error.code`: what an operation throws is never null.
 // - retention.ts `insert`: the advisory lock's name blanked. Every owner's quota check then takes
 //   one lock rather than one per owner: creations of different owners wait for each other's
