@@ -14,6 +14,8 @@
 // - store-calls.ts `explained`: reading the schema's version after any driver error, not only one
 //   a schema mismatch would explain, or taking a failed read as `undefined` rather than `null`:
 //   the version reads as current, and the error thrown is the same (one statement more).
+// - store-calls.ts `failure`: the `kind === 'backend'` test made true: only a backend error ever
+//   carries a cause (the driver's error, or the lock timeout's), so the cause alone decides.
 import { strykerTarget } from './stryker-target.mjs';
 
 export default strykerTarget('postgres-store', {
