@@ -14,7 +14,8 @@
 //   two arrays are equal exactly when their lengths and items are.
 // - A spent input-request key (contract/input-requests.ts `held.state === 'spent'`, and the state
 //   the memory store reports for it): a spent key carries no request, so it never matches the one
-//   asked again, and reissuing it is refused by the other half of the condition.
+//   asked again, and reissuing it is refused by the other half of the condition. Likewise the
+//   `'outstanding'` state blanked in memory/input-requests.ts: only `'spent'` is ever tested for.
 // - contract/timers.ts: siftUp's `<=` as `<` (two deadlines of one millisecond fire in the same
 //   fireDue); siftDown's comparisons (`<` as `<=`, or forced true): remove() follows siftDown with
 //   siftUp, which carries the moved deadline back up the same path, so the heap ends the same;
@@ -41,8 +42,8 @@
 // - the retry on an id collision (memory-task-store.ts `while (this.table.has(taskId))`, and
 //   `has` itself): 128 random bits never collide in a test.
 // - change-watchers.ts close() leaving an empty listener set in its map: only memory tells.
-// - validation.ts: the shapes of the input-request union emptied, and its discriminator blanked.
-//   zod then throws as the module loads, so every test would fail; Stryker's vitest runner counts a
+// - validation.ts: the shapes of the input-request union emptied, its discriminator blanked, or
+//   plainJson's body emptied. zod then throws as the module loads, so every test would fail; Stryker's vitest runner counts a
 //   test file that fails to load as one whose tests all passed.
 import { strykerTarget } from './stryker-target.mjs';
 
