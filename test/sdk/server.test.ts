@@ -190,13 +190,21 @@ describe('across instances and sessions', () => {
   it('tasks/result of a task that had settled already reads it once, its result included', async () => {
     const server = await testbed.server();
     const client = await testbed.client(server.url);
-    const { task } = await callTask(client, 'slow_compute', { seconds: 1, label: 'settled' });
-    expect((await within('the task settling', server.store.waitForCompletion(task.taskId)))?.task.status).toBe('completed');
     const store = server.store;
     const calls: string[] = [];
+    let completedReads = 0;
     const { getTask, getTaskResult } = { getTask: store.getTask, getTaskResult: store.getTaskResult };
-    vi.spyOn(store, 'getTask').mockImplementation((taskId) => (calls.push('getTask'), getTask.call(store, taskId)));
+    vi.spyOn(store, 'getTask').mockImplementation(async (taskId) => {
+      calls.push('getTask');
+      const read = await getTask.call(store, taskId);
+      if (read?.status === 'completed') completedReads++;
+      return read;
+    });
     vi.spyOn(store, 'getTaskResult').mockImplementation((taskId) => (calls.push('getTaskResult'), getTaskResult.call(store, taskId)));
+    const { task } = await callTask(client, 'slow_compute', { seconds: 1, label: 'settled' });
+    // Having stored the result, the SDK reads the task once to notify its status: that read is its own.
+    await eventually('the SDK reading the settled task', async () => completedReads === 1, 5_000);
+    calls.splice(0);
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(result.content).toEqual([{ type: 'text', text: 'settled: computed for 1 s' }]);
     expect(calls).toEqual(['getTaskResult']);
