@@ -13,7 +13,6 @@ import type pg from 'pg';
 import type { CancellationToken } from '../contract/cancellation.js';
 import { storeClosed, TaskStoreError } from '../contract/errors.js';
 import { generateTaskId } from '../contract/ids.js';
-import { encodeCursor } from '../contract/listing.js';
 import { statusMessages } from '../contract/messages.js';
 import { checkedPayload, encodePayload, type EncodedPayload } from '../contract/retention.js';
 import {
@@ -44,6 +43,7 @@ import { runCompiledDirectly } from './compiled-query.js';
 import { Reaper, type ReaperPass } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
 import { StoreCalls } from './store-calls.js';
+import { discardWithDependents } from './task-dependents.js';
 import { TaskGate } from './task-gate.js';
 import { StoreTelemetry } from './telemetry.js';
 import { notificationChannel } from './schema-name.js';
@@ -208,19 +208,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   }
 
   async listTasks(options?: ListTasksOptions): Promise<TaskPage> {
-    return this.calls.run(async () => {
-      const filter = validate.listTasks(options);
-      const rows = await listPage(this.database, filter);
-      const page = rows.slice(0, filter.limit);
-      const last = page.at(-1);
-      return {
-        tasks: page.map(toTaskObject),
-        nextCursor:
-          rows.length > filter.limit && last
-            ? encodeCursor({ createdAtMs: last.created_at.getTime(), taskId: last.task_id })
-            : null,
-      };
-    });
+    return this.calls.run(() => listPage(this.database, validate.listTasks(options)));
   }
 
   async requireInput(taskId: string, requests: InputRequests, message?: string | null): Promise<boolean> {
@@ -332,17 +320,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
 
   async discardTask(taskId: string): Promise<boolean> {
     return this.calls.onTaskWrite(() => validate.taskId(taskId), false, async (id, lockTimeout) => {
-      const removed = await this.database.db.transaction().execute(async (trx) => {
-        const discard = async () => (await this.statements.discard.execute(trx, { taskId: id, lockTimeout })).rows[0]!.removed > 0;
-        // A reaper moving the task to the tombstones while this statement waits for the row leaves
-        // it in neither table as this statement's snapshot sees them. The move happens at most
-        // once, so a second statement, with a fresh snapshot, finds the tombstone.
-        const removed = (await discard()) || (await discard());
-        // Likewise a session or message the SDK added while the row was awaited: a later statement
-        // sees it, and once the row is gone none can be added.
-        await this.statements.discardDependents.execute(trx, { taskId: id });
-        return removed;
-      });
+      const removed = await discardWithDependents(this.database, this.statements, id, lockTimeout);
       this.watcher.discarded(id);
       if (removed) this.changes.changedHere(id);
       return removed;

@@ -8,6 +8,8 @@
  * in retention.ts, and the reaper its own in reaper.ts.
  */
 import { sql } from 'kysely';
+import { encodeCursor } from '../contract/listing.js';
+import type { TaskPage } from '../contract/types.js';
 import type { ListFilter } from '../contract/validation.js';
 import { compileQuery } from './compiled-query.js';
 import type { StoreDatabase } from './tables.js';
@@ -18,6 +20,7 @@ import {
   isOpen,
   msUntilExpiry,
   TASK_OBJECT_COLUMNS,
+  toTaskObject,
   withinLockTimeout,
   type SnapshotRow,
   type TaskObjectRow,
@@ -242,10 +245,10 @@ export function taskStatements(database: StoreDatabase) {
 export type TaskStatements = ReturnType<typeof taskStatements>;
 
 /**
- * One page of live tasks in listing order, with one row more than the limit to tell whether
+ * One page of live tasks in listing order. It reads one row more than the limit to tell whether
  * another page follows. Built per call: the filters change the statement's shape.
  */
-export function listPage({ db }: StoreDatabase, { status, owner, after, limit }: ListFilter) {
+export async function listPage({ db }: StoreDatabase, { status, owner, after, limit }: ListFilter): Promise<TaskPage> {
   let query = db.selectFrom('tasks').select(TASK_OBJECT_COLUMNS).where(isLive);
   if (status !== undefined) query = query.where('status', '=', status);
   if (owner !== undefined) query = owner === null ? query.where('owner', 'is', null) : query.where('owner', '=', owner);
@@ -254,5 +257,11 @@ export function listPage({ db }: StoreDatabase, { status, owner, after, limit }:
       sql<boolean>`(created_at, task_id) > (to_timestamp(${after.createdAtMs}::float8 / 1000), ${after.taskId})`,
     );
   }
-  return query.orderBy('created_at').orderBy('task_id').limit(limit + 1).execute();
+  const rows = await query.orderBy('created_at').orderBy('task_id').limit(limit + 1).execute();
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    tasks: page.map(toTaskObject),
+    nextCursor: rows.length > limit && last ? encodeCursor({ createdAtMs: last.created_at.getTime(), taskId: last.task_id }) : null,
+  };
 }
