@@ -9,9 +9,10 @@
  * Each run takes tens of minutes on 2 cores, so CI does not run it; a later run of a target re-tests
  * only the mutants whose code or covering tests changed (Stryker's incremental mode, `--force` to
  * re-test all). Stryker sees a change to a test file, not to the modules it imports (the
- * conformance suite, the test support), so a change there re-tests every mutant by itself. Each target's per-file scores and its surviving mutants are printed and written
- * into docs/MUTATION.md as soon as it finishes, so the next contributor starts from the list even
- * on a fresh checkout; Stryker's HTML reports (every survivor, in place) are left in .scratch/mutation/.
+ * conformance suite, the test support), so a change there re-tests every mutant by itself. Each
+ * target's per-file scores and its surviving mutants are printed and written into docs/MUTATION.md
+ * as soon as it finishes, so the next contributor starts from the list even on a fresh checkout;
+ * Stryker's HTML reports (every survivor, in place) are left in .scratch/mutation/.
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
