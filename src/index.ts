@@ -25,6 +25,20 @@ export { TaskStoreError, type TaskStoreErrorKind } from './contract/errors.js';
 export { generateTaskId } from './contract/ids.js';
 export type { ReapResult } from './contract/types.js';
 export {
+  offersLeases,
+  lostRunnerError,
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_LEASE_MS,
+  type LeaseOptions,
+  type LeaseState,
+  type LeasingTaskStore,
+  type LostRunnerPolicy,
+  type RescueResult,
+  type ResumeHook,
+  type ResumeRequest,
+  type TaskLeases,
+} from './contract/leases.js';
+export {
   MemoryTaskStore,
   DEFAULT_TOMBSTONE_RETENTION_MS,
   DEFAULT_MAX_TASKS,

@@ -107,8 +107,8 @@ const numbers = (row: Record<string, unknown>, ...keys: string[]) =>
   ({ ...row, ...Object.fromEntries(keys.map((key) => [key, row[key] === null ? null : Number(row[key])])) });
 
 describe('the README history cookbook', () => {
-  it('has the five queries this test checks, and no other', () => {
-    expect(BLOCKS).toHaveLength(5);
+  it('has the six queries this test checks, and no other', () => {
+    expect(BLOCKS).toHaveLength(6);
   });
 
   it('a task’s timeline', async () => {
@@ -146,7 +146,7 @@ describe('the README history cookbook', () => {
   });
 
   it('tasks per owner per day, the purged tasks included', async () => {
-    const rows = (await run("AT TIME ZONE 'UTC'")).map((row) => numbers(row, 'tasks'));
+    const rows = (await run('GROUP BY day, owner')).map((row) => numbers(row, 'tasks'));
     // Counted here from what the fixture created: the waiting tasks' day depends on the hour.
     const counts = new Map<string, { day: string; owner: string | null; tasks: number }>();
     for (const { owner, at } of created) {
@@ -163,5 +163,27 @@ describe('the README history cookbook', () => {
     expect(rows).toContainEqual({ day: first, owner: 'alice', tasks: 2 });
     expect(rows).toContainEqual({ day: second, owner: 'bob', tasks: 3 });
     expect(rows).toContainEqual({ day: second, owner: null, tasks: 1 });
+  });
+
+  // Last: its tasks would count in the queries above.
+  it('tasks rescued per tool per day, by outcome', async () => {
+    const leasing = new PostgresTaskStore({
+      pool,
+      reaper: false,
+      leases: { heartbeatMs: 40, leaseMs: 200, tools: { crawl: { onLost: 'resume' } } },
+    });
+    try {
+      for (const toolName of ['crawl', 'render', 'render']) await leasing.leases.createLeasedTask({ toolName });
+      await leasing.leases.abandonLeases();
+      expect(await leasing.leases.rescueLostTasks()).toEqual({ failed: 2, resumed: 1 });
+    } finally {
+      await leasing.close();
+    }
+    const rows = (await run('FROM mcp_tasks.task_rescues')).map((row) => numbers(row, 'resumed', 'failed'));
+    const day = new Date().toISOString().slice(0, 10);
+    expect(rows).toEqual([
+      { day, tool_name: 'crawl', resumed: 1, failed: 0 },
+      { day, tool_name: 'render', resumed: 0, failed: 2 },
+    ]);
   });
 });

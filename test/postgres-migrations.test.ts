@@ -25,7 +25,9 @@ const EXPECTED_TABLES = [
   'kysely_migration_lock',
   'reaper_activity',
   'task_history',
+  'task_leases',
   'task_messages',
+  'task_rescues',
   'task_sessions',
   'task_summaries',
   'task_transitions',
@@ -40,6 +42,7 @@ const ALL_MIGRATIONS = [
   '0004_task_history_views',
   '0005_quiet_expiry',
   '0006_dependents_without_cascades',
+  '0007_execution_leases',
 ];
 
 const resources = useTestResources(database);
@@ -247,7 +250,7 @@ describe('migration 0004 on a schema at 0003', () => {
     expect(behind).toMatchObject({ kind: 'backend' });
     expect((behind as Error).message).toContain('not applied: 0004_task_history_views');
 
-    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ['0004_task_history_views', '0005_quiet_expiry', '0006_dependents_without_cascades'] });
+    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ['0004_task_history_views', '0005_quiet_expiry', '0006_dependents_without_cascades', '0007_execution_leases'] });
     const { rows: history } = await resources.admin.query(`SELECT task_id, tool_name, owner FROM ${schema}.task_history ORDER BY id`);
     expect(history).toEqual([
       { task_id: live, tool_name: 'render', owner: 'alice' },

@@ -27,7 +27,7 @@ runTaskStoreConformance({
   capabilities: { changeFeed: true },
   // A fresh schema per store: every test starts from empty tables. The migration files run
   // directly, without the migrator's bookkeeping, which test/postgres-migrations.test.ts covers.
-  createStore: async ({ defaultTtlMs, limits, tombstoneRetentionMs } = {}) => {
+  createStore: async ({ defaultTtlMs, limits, tombstoneRetentionMs, leases } = {}) => {
     const schema = `conformance_${++schemas}`;
     for (const source of migrationSql) await pool.query(renderMigration(source, schema));
     const store = new PostgresTaskStore({
@@ -35,6 +35,7 @@ runTaskStoreConformance({
       schema,
       defaultTtlMs,
       limits,
+      leases,
       reaper: { intervalMs: 3_600_000, tombstoneRetentionMs, batchSize: 100 },
     });
     // The suite drives cleanup passes itself: let the start-up pass finish first.

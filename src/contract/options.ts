@@ -4,6 +4,7 @@
  * ignored), and so is `null` where a group is expected: leave the option out to get the default.
  */
 import { z } from 'zod';
+import { leaseOptionsSchema } from './leases.js';
 import { parse, ttlSchema } from './validation.js';
 
 const positiveInteger = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
@@ -20,6 +21,7 @@ const retentionLimitsSchema = z.strictObject({
 export const commonStoreOptions = {
   defaultTtlMs: ttlSchema.optional(),
   limits: retentionLimitsSchema.optional(),
+  leases: leaseOptionsSchema.optional(),
 };
 
 export const memoryStoreOptionsSchema = z

@@ -30,10 +30,12 @@ import {
   type TaskStore,
 } from '../contract/types.js';
 import { DEFAULT_TTL_MS, validate } from '../contract/validation.js';
+import { leaseSettings, type LeaseOptions, type LeasingTaskStore } from '../contract/leases.js';
 import { EffectQueue } from './effect-queue.js';
+import { MemoryLeases } from './leases.js';
 import { Retention } from './retention.js';
 import { answerRequests, issueRequests } from './input-requests.js';
-import { newTask, toInputRequests, toInputResponses, toSnapshot, toTaskObject } from './task-record.js';
+import { newTask, type LiveTask, toInputRequests, toInputResponses, toSnapshot, toTaskObject } from './task-record.js';
 import { TaskTable } from './task-table.js';
 import { ChangeWatchers } from './change-watchers.js';
 import type { TaskChangeFeed, TaskWatch } from '../contract/task-changes.js';
@@ -53,6 +55,8 @@ export interface MemoryTaskStoreOptions {
    * passes then run at the default interval. (Default: 60000.)
    */
   tombstoneRetentionMs?: number;
+  /** Execution leases: heartbeat, lease length, rescue policies (src/contract/leases.ts). */
+  leases?: LeaseOptions;
 }
 
 export const DEFAULT_TOMBSTONE_RETENTION_MS = 60_000;
@@ -90,7 +94,7 @@ export const DEFAULT_TOMBSTONE_RETENTION_MS = 60_000;
  * await store.close();
  * ```
  */
-export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
+export class MemoryTaskStore implements LeasingTaskStore, TaskChangeFeed {
   private readonly effects = new EffectQueue();
   private readonly watchers = new ChangeWatchers();
   private readonly table = new TaskTable(this.effects, (taskId) => this.watchers.changed(taskId));
@@ -99,6 +103,8 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
   private readonly tombstoneRetentionMs: number;
   private readonly stopCleanup: () => void;
   private closed = false;
+  /** Execution leases: one process is one runner (see ./leases.ts). */
+  readonly leases: MemoryLeases;
 
   /**
    * Options are validated like every other argument: a bad TTL or limit throws `invalid_input`
@@ -114,10 +120,24 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
     this.stopCleanup = scheduleRepeating(cleanupIntervalMs, () => {
       if (!this.closed) this.run(() => this.table.reap(this.tombstoneRetentionMs));
     });
+    this.leases = new MemoryLeases(
+      {
+        store: this,
+        createLeased: async (input) => this.create(input, true),
+        run: (operation) => this.run(operation),
+        table: this.table,
+        fail: (task, error) => this.failWith(task, error),
+      },
+      leaseSettings(parsed?.leases),
+    );
   }
 
   /** Limits are checked first: the arguments' size, then {@link Retention.admit}. */
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
+    return this.create(input, false);
+  }
+
+  private create(input: CreateTaskInput, leased: boolean): { taskId: string; token: CancellationToken } {
     return this.run(() => {
       const parsed = validate.createTask(input);
       const args = this.retention.payload('arguments', parsed.arguments ?? null);
@@ -134,6 +154,7 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
         ttlMs: parsed.ttlMs === undefined ? this.defaultTtlMs : parsed.ttlMs,
         pollIntervalMs: parsed.pollIntervalMs,
       });
+      if (leased) this.leases.lease(task);
       this.table.insert(task);
       return { taskId, token: task.source.token };
     });
@@ -207,7 +228,7 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
     return this.run(() => {
       const parsed = validate.requireInput(taskId, requests, message);
       const task = this.table.live(parsed.taskId);
-      if (!task || isTerminal(task.status)) return false;
+      if (!task || isTerminal(task.status) || !this.leases.allows(task)) return false;
 
       issueRequests(task, parsed.requests, parsed.message, this.retention, this.table);
       return true;
@@ -257,7 +278,7 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
     return this.run(() => {
       const parsed = validate.setStatus(taskId, status, message);
       const task = this.table.live(parsed.taskId);
-      if (!task || isTerminal(task.status)) return false;
+      if (!task || isTerminal(task.status) || !this.leases.allows(task)) return false;
       this.retention.checkMessage(parsed.message);
       this.table.update(task, () => {
         task.status = parsed.status;
@@ -299,7 +320,7 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
     return this.run(() => {
       const parsed = validate.completeTask(taskId, result);
       const task = this.table.live(parsed.taskId);
-      if (!task || isTerminal(task.status)) return false;
+      if (!task || isTerminal(task.status) || !this.leases.allows(task)) return false;
       const kept = this.retention.outcome(task, 'result', parsed.result);
       this.table.finish(task, 'completed', statusMessages.completed, () => {
         task.result = kept;
@@ -312,11 +333,8 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
     return this.run(() => {
       const parsed = validate.failTask(taskId, error);
       const task = this.table.live(parsed.taskId);
-      if (!task || isTerminal(task.status)) return false;
-      const kept = this.retention.outcome(task, 'error', parsed.error);
-      this.table.finish(task, 'failed', statusMessages.failed(parsed.error), () => {
-        task.error = kept;
-      });
+      if (!task || isTerminal(task.status) || !this.leases.allows(task)) return false;
+      this.failWith(task, parsed.error);
       return true;
     });
   }
@@ -362,8 +380,16 @@ export class MemoryTaskStore implements TaskStore, TaskChangeFeed {
     if (this.closed) return;
     this.closed = true;
     this.stopCleanup();
+    void this.leases.close();
     this.watchers.clear();
     wakeWaiters(this.table.clear(), closedWhileWaiting());
+  }
+
+  private failWith(task: LiveTask, error: JsonRpcError): void {
+    const kept = this.retention.outcome(task, 'error', error);
+    this.table.finish(task, 'failed', statusMessages.failed(error), () => {
+      task.error = kept;
+    });
   }
 
   /**

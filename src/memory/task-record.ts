@@ -52,6 +52,17 @@ export interface LiveTask {
   expirySignalled: boolean;
   cancelTimer: CancelDeadline | null;
   readonly waiters: Set<Waiter>;
+  /** The execution lease (src/contract/leases.ts); null when no runner holds one. */
+  lease: MemoryLease | null;
+}
+
+/** A lease as the PostgreSQL store's task_leases row holds it. */
+export interface MemoryLease {
+  /** null: rescued, waiting for a resume hook to claim it by `expiresAtMs`. */
+  runnerId: string | null;
+  expiresAtMs: number;
+  attempts: number;
+  lostRunner: string | null;
 }
 
 /**
@@ -95,6 +106,7 @@ export function newTask(task: {
     expirySignalled: false,
     cancelTimer: null,
     waiters: new Set(),
+    lease: null,
   };
 }
 

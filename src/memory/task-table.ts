@@ -105,10 +105,11 @@ export class TaskTable {
     this.effects.defer(() => this.onChange(taskId));
   }
 
-  /** Moves a task to a terminal status and wakes its waiters with the final snapshot. */
+  /** Moves a task to a terminal status, ending its lease, and wakes its waiters with the final snapshot. */
   finish(task: LiveTask, status: TaskStatus, message: string, record: () => void = () => {}): void {
     this.update(task, () => {
       record();
+      task.lease = null;
       task.outstanding = new Map();
       task.status = status;
       task.statusMessage = message;

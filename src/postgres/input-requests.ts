@@ -16,6 +16,7 @@ import { checkedPayload } from '../contract/retention.js';
 import type { AppliedInputResponses, InputRequests, InputResponses, TaskStatus } from '../contract/types.js';
 import { compileQuery } from './compiled-query.js';
 import type { InputRequestState, StoreDatabase, TaskDatabase } from './tables.js';
+import { leaseAllows } from './lease-statements.js';
 import { isLive, isOpen, withinLockTimeout } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
 
@@ -34,12 +35,16 @@ function inputRequestStatements(database: StoreDatabase) {
        WHERE t.task_id = ${param('taskId')} AND ${isLive}`);
 
   return {
-    /** Locks a live, open task row for the rest of the transaction; its status, or no row. */
-    lockOpenTask: compileQuery<{ taskId: string; lockTimeout: string }, { status: TaskStatus }>(db, (param) =>
+    /**
+     * Locks a live, open task row for the rest of the transaction (its lease row first); its
+     * status, or no row. With a runner, none either when another runner holds the task's lease.
+     */
+    lockOpenTask: compileQuery<{ taskId: string; lockTimeout: string; runnerId: string | null }, { status: TaskStatus }>(db, (param) =>
       db
         .selectFrom('tasks')
         .select('status')
         .where('task_id', '=', param('taskId'))
+        .where(leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout')))
         .where(isOpen)
         .where(isLive)
         .where(withinLockTimeout(param('lockTimeout')))
@@ -103,10 +108,10 @@ export class InputRequestProtocol {
    * `requireInput` on a valid id, under the task row's lock. `lockTimeout` bounds every lock wait
    * of the transaction (see task-gate.ts).
    */
-  async require(taskId: string, requests: InputRequests, message: string | null, lockTimeout: string): Promise<boolean> {
+  async require(taskId: string, requests: InputRequests, message: string | null, lockTimeout: string, runnerId: string): Promise<boolean> {
     const keys = sortedKeys(Object.keys(requests));
     const before = await this.database.db.transaction().execute(async (trx) => {
-      const status = await this.lockOpenTask(trx, taskId, lockTimeout);
+      const status = await this.lockOpenTask(trx, taskId, lockTimeout, runnerId);
       if (!status) return null;
       for (const key of keys) checkedPayload(`requests.${key}`, requests[key], this.maxPayloadBytes);
       if (message !== null) checkedPayload('message', message, this.maxPayloadBytes);
@@ -124,6 +129,7 @@ export class InputRequestProtocol {
         status: 'input_required',
         message: message ?? statusMessages.inputRequired,
         lockTimeout,
+        runnerId,
       });
       return status;
     });
@@ -132,10 +138,13 @@ export class InputRequestProtocol {
     return true;
   }
 
-  /** `applyInputResponses` on a valid id, under the task row's lock, like {@link require}. */
+  /**
+   * `applyInputResponses` on a valid id, under the task row's lock, like {@link require}. Answers
+   * come from the client, through any instance, so a lease does not refuse them.
+   */
   async apply(taskId: string, responses: InputResponses, lockTimeout: string): Promise<AppliedInputResponses | null> {
     const applied = await this.database.db.transaction().execute(async (trx) => {
-      const status = await this.lockOpenTask(trx, taskId, lockTimeout);
+      const status = await this.lockOpenTask(trx, taskId, lockTimeout, null);
       if (!status) return null;
       const waiting = status === 'input_required';
       const outstanding = waiting ? (await this.statements.outstandingKeys.execute(trx, { taskId })).rows : [];
@@ -153,6 +162,7 @@ export class InputRequestProtocol {
           status: resume ? 'working' : status,
           message: resume ? statusMessages.resumed : null,
           lockTimeout,
+          runnerId: null,
         });
       }
       return { outcome, resume };
@@ -180,8 +190,13 @@ export class InputRequestProtocol {
     return Object.fromEntries(entries.sort(([a], [b]) => compareKeys(a, b)));
   }
 
-  private async lockOpenTask(trx: Transaction<TaskDatabase>, taskId: string, lockTimeout: string): Promise<TaskStatus | null> {
-    const { rows } = await this.statements.lockOpenTask.execute(trx, { taskId, lockTimeout });
+  private async lockOpenTask(
+    trx: Transaction<TaskDatabase>,
+    taskId: string,
+    lockTimeout: string,
+    runnerId: string | null,
+  ): Promise<TaskStatus | null> {
+    const { rows } = await this.statements.lockOpenTask.execute(trx, { taskId, lockTimeout, runnerId });
     return rows[0]?.status ?? null;
   }
 }

@@ -6,6 +6,7 @@
 import type { MeterProvider } from '@opentelemetry/api';
 import type pg from 'pg';
 import { z } from 'zod';
+import { leaseSettings, type LeaseOptions, type LeaseSettings } from '../contract/leases.js';
 import { commonStoreOptions, parseOptions } from '../contract/options.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../contract/retention.js';
 import type { RetentionLimits } from '../contract/types.js';
@@ -46,6 +47,12 @@ export interface PostgresTaskStoreOptions {
    * (and until the task is gone), batches of 1000 rows.
    */
   reaper?: false | ReaperOptions;
+  /**
+   * Execution leases (see the README's "When a runner dies"): heartbeat every 10 s, lease 30 s,
+   * rescued tasks failed unless their tool resumes. The rescuer runs on the reaper's instance and
+   * only where the reaper runs automatically.
+   */
+  leases?: LeaseOptions;
   /**
    * Run statements as named prepared statements, parsed and planned once per connection.
    * Default true; set false behind PgBouncer older than 1.21 in transaction mode.
@@ -128,6 +135,7 @@ interface StoreSettings {
   listen: false | { connectionString?: string };
   backstopPollMs: number;
   reaper: false | ReaperOptions;
+  leases: LeaseSettings;
   preparedStatements: boolean;
   lockTimeoutMs: number;
   meterProvider: MeterProvider | undefined;
@@ -150,6 +158,7 @@ export function storeSettings(options: PostgresTaskStoreOptions): StoreSettings 
     listen: parsed.listen ?? {},
     backstopPollMs: parsed.backstopPollMs ?? DEFAULT_BACKSTOP_POLL_MS,
     reaper: parsed.reaper ?? {},
+    leases: leaseSettings(parsed.leases),
     preparedStatements: parsed.preparedStatements ?? true,
     lockTimeoutMs: parsed.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
     meterProvider: parsed.meterProvider,

@@ -31,7 +31,6 @@ import {
   type TaskResumeContext,
   type TaskSnapshot,
   type TaskStatus,
-  type TaskStore,
 } from '../contract/types.js';
 import { isIssuableTaskId, validate } from '../contract/validation.js';
 import { compareKeys } from '../contract/json.js';
@@ -40,6 +39,8 @@ import { listenerFor, type NotificationListener, type ListenerState, type Listen
 import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
 import { createPool, guardPool, storeConnections } from './pool.js';
 import { runCompiledDirectly } from './compiled-query.js';
+import { PostgresLeases } from './leases.js';
+import type { LeasingTaskStore } from '../contract/leases.js';
 import { Reaper, type ReaperPass } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
 import { StoreCalls } from './store-calls.js';
@@ -54,8 +55,10 @@ import { TaskWatcher } from './task-watcher.js';
 import { PostgresTaskChanges } from './task-changes.js';
 import type { TaskChangeFeed, TaskWatch } from '../contract/task-changes.js';
 
-export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
+export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
   readonly schema: string;
+  /** Execution leases: see {@link TaskLeases} and the README's "When a runner dies". */
+  readonly leases: PostgresLeases;
   private readonly database: StoreDatabase;
   private readonly pool: pg.Pool;
   /** Ends the pool if the store created it; otherwise stops listening on the caller's pool. */
@@ -102,6 +105,18 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     this.changes = new PostgresTaskChanges(watching);
     this.reaper = new Reaper(this.database, settings.reaper);
     this.reaper.onPass((outcome, durationMs) => this.telemetry.reaperPassed(outcome, durationMs));
+    this.leases = new PostgresLeases(
+      {
+        store: this,
+        database: this.database,
+        calls: this.calls,
+        telemetry: this.telemetry,
+        createLeased: (input, lease) => this.create(input, lease),
+        rescueFailed: (taskIds) => taskIds.forEach((id) => this.transitioned(id, 'failed')),
+      },
+      settings.leases,
+      settings.reaper !== false,
+    );
     this.listener?.onStateChange((change) => this.telemetry.listenerChanged(change));
     this.listener?.start();
     this.reaper.start();
@@ -140,22 +155,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   }
 
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
-    return this.calls.run(async () => {
-      const parsed = validate.createTask(input);
-      const argumentsJson = checkedPayload('arguments', parsed.arguments ?? null, this.maxPayloadBytes).json;
-      const taskId = generateTaskId();
-      const row = await this.retention.insert({
-        taskId,
-        owner: parsed.owner ?? null,
-        toolName: parsed.toolName,
-        argumentsJson,
-        statusMessage: statusMessages.created,
-        ttlMs: parsed.ttlMs === undefined ? this.defaultTtlMs : parsed.ttlMs,
-        pollIntervalMs: parsed.pollIntervalMs ?? null,
-      });
-      this.telemetry.transitioned('working');
-      return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry) };
-    });
+    return this.create(input, null);
   }
 
   async taskOwner(taskId: string): Promise<{ owner: string | null } | null> {
@@ -215,7 +215,8 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     return this.calls.onTaskWrite(
       () => validate.requireInput(taskId, requests, message),
       false,
-      (parsed, lockTimeout) => this.inputRequests.require(parsed.taskId, parsed.requests, parsed.message, lockTimeout),
+      (parsed, lockTimeout) =>
+        this.inputRequests.require(parsed.taskId, parsed.requests, parsed.message, lockTimeout, this.leases.runnerId),
     );
   }
 
@@ -263,7 +264,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
           return task !== null && !isTerminal(task.status);
         });
       }
-      const { rows } = await this.statements.setStatus.execute(this.database.db, { ...parsed, lockTimeout });
+      const { rows } = await this.statements.setStatus.execute(this.database.db, { ...parsed, lockTimeout, runnerId: this.leases.runnerId });
       if (rows[0]!.transitioned > 0) this.transitioned(parsed.taskId, parsed.status);
       return rows[0]!.changed > 0;
     });
@@ -321,6 +322,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   async discardTask(taskId: string): Promise<boolean> {
     return this.calls.onTaskWrite(() => validate.taskId(taskId), false, async (id, lockTimeout) => {
       const removed = await discardWithDependents(this.database, this.statements, id, lockTimeout);
+      this.leases.ended(id);
       this.watcher.discarded(id);
       if (removed) this.changes.changedHere(id);
       return removed;
@@ -334,11 +336,34 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.reaper.stop();
+    await Promise.all([this.reaper.stop(), this.leases.close()]);
     this.watcher.close();
     this.changes.close();
     await this.listener?.close();
     await this.releasePool();
+  }
+
+  /** createTask, leased to `lease` in the same statement when given. */
+  private create(input: CreateTaskInput, lease: { runnerId: string; leaseMs: number } | null) {
+    return this.calls.run(async () => {
+      const parsed = validate.createTask(input);
+      const argumentsJson = checkedPayload('arguments', parsed.arguments ?? null, this.maxPayloadBytes).json;
+      const taskId = generateTaskId();
+      const row = await this.retention.insert(
+        {
+          taskId,
+          owner: parsed.owner ?? null,
+          toolName: parsed.toolName,
+          argumentsJson,
+          statusMessage: statusMessages.created,
+          ttlMs: parsed.ttlMs === undefined ? this.defaultTtlMs : parsed.ttlMs,
+          pollIntervalMs: parsed.pollIntervalMs ?? null,
+        },
+        lease,
+      );
+      this.telemetry.transitioned('working');
+      return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry) };
+    });
   }
 
   /** Throws `refusal` if the call would have applied to the task; otherwise the call is a no-op. */
@@ -357,13 +382,14 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
     payload: EncodedPayload | TaskStoreError,
     outcome: (json: string) => { status: 'completed' | 'failed'; message: string; result: string | null; error: string | null },
   ): Promise<boolean> {
+    const runnerId = this.leases.runnerId;
     if (payload instanceof TaskStoreError) {
-      if (!(await this.retention.failForRetention(taskId, lockTimeout))) return false;
+      if (!(await this.retention.failForRetention(taskId, lockTimeout, runnerId))) return false;
       this.transitioned(taskId, 'failed');
       throw payload;
     }
     const settled = outcome(payload.json);
-    const { rows } = await this.statements.settle.execute(this.database.db, { taskId, lockTimeout, ...settled });
+    const { rows } = await this.statements.settle.execute(this.database.db, { taskId, lockTimeout, runnerId, ...settled });
     if (rows[0]!.changed === 0) return false;
     this.transitioned(taskId, settled.status);
     return true;
@@ -374,6 +400,7 @@ export class PostgresTaskStore implements TaskStore, TaskChangeFeed {
    * watches, which hear it at once even where no NOTIFY reaches them (poll-only mode).
    */
   private transitioned(taskId: string, status: TaskStatus): void {
+    if (isTerminal(status)) this.leases.ended(taskId);
     this.telemetry.transitioned(status);
     this.watcher.changedHere(taskId);
     this.changes.changedHere(taskId);

@@ -13,7 +13,7 @@ import { sql, type Transaction } from 'kysely';
 import { z } from 'zod';
 import type { ReapResult } from '../contract/types.js';
 import { ttlSchema } from '../contract/validation.js';
-import type { ReaperPhase, StoreDatabase, TaskDatabase } from './tables.js';
+import type { ActivityPhase, ReaperPhase, StoreDatabase, TaskDatabase } from './tables.js';
 import { deletingDependents } from './task-dependents.js';
 
 export interface ReaperOptions {
@@ -155,29 +155,22 @@ export class Reaper {
     let startedAt: Date | null = null;
     while (!this.stopped) {
       const limit = this.batchSize;
-      let done: { rows: number; at: Date } | null;
+      let done: { result: number; at: Date } | null;
       try {
-        done = await this.database.db.transaction().execute(async (trx) => {
-          await sql`SELECT set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true),
-                           set_config('lock_timeout', ${String(LOCK_TIMEOUT_MS)}, true)`.execute(trx);
-          const { rows } = await sql<{ locked: boolean; at: Date }>`
-            SELECT pg_try_advisory_xact_lock(hashtextextended(${`mcp-task-store ${phase} ${this.database.schema}`}, 0)) AS locked,
-                   now() AS at`.execute(trx);
-          return rows[0]!.locked ? { rows: await batch(trx, limit), at: rows[0]!.at } : null;
-        });
+        done = await inPhaseLock(this.database, phase, (trx) => batch(trx, limit));
       } catch (error) {
-        if (!TIMEOUT_CODES.has((error as { code?: string }).code ?? '')) throw error;
+        if (!isTimeout(error)) throw error;
         this.batchSize = Math.max(MIN_BATCH_SIZE, Math.floor(this.batchSize / 2));
         continue;
       }
       if (done === null) break;
       startedAt ??= done.at;
-      total += done.rows;
-      for (const callback of this.batchListeners) callback({ phase, rows: done.rows });
+      total += done.result;
+      for (const callback of this.batchListeners) callback({ phase, rows: done.result });
       this.batchSize = Math.min(this.maxBatchSize, this.batchSize * 2);
-      if (done.rows < limit) break;
+      if (done.result < limit) break;
     }
-    if (startedAt !== null) await this.recordActivity(phase, startedAt, total);
+    if (startedAt !== null) await recordActivity(this.database, phase, startedAt, total);
     return total;
   }
 
@@ -254,18 +247,43 @@ export class Reaper {
     return rows[0]!.count;
   }
 
-  /** One upsert at the end of a phase: its last run, and the running total. */
-  private async recordActivity(phase: ReaperPhase, startedAt: Date, rows: number): Promise<void> {
-    const { reaper_activity } = this.database.tables;
-    await sql`
-      INSERT INTO ${reaper_activity} AS a (phase, last_started_at, last_finished_at, last_rows, total_rows)
-      VALUES (${phase}, ${startedAt}, now(), ${rows}, ${rows})
-      ON CONFLICT (phase) DO UPDATE
-         SET last_started_at = excluded.last_started_at, last_finished_at = excluded.last_finished_at,
-             last_rows = excluded.last_rows, total_rows = a.total_rows + excluded.total_rows`.execute(this.database.db);
-  }
-
   private report(outcome: ReaperPass | Error, durationMs: number): void {
     for (const callback of this.passListeners) callback(outcome, durationMs);
   }
+}
+
+/**
+ * Runs `work` in a transaction under a phase's advisory lock, with the reaper's statement and lock
+ * timeouts; `null` when another instance holds the lock (it is doing this phase on the schema).
+ * `at` is the database's time, for reaper_activity.
+ */
+export async function inPhaseLock<T>(
+  database: StoreDatabase,
+  phase: ActivityPhase,
+  work: (trx: Transaction<TaskDatabase>) => Promise<T>,
+): Promise<{ result: T; at: Date } | null> {
+  return database.db.transaction().execute(async (trx) => {
+    await sql`SELECT set_config('statement_timeout', ${String(STATEMENT_TIMEOUT_MS)}, true),
+                     set_config('lock_timeout', ${String(LOCK_TIMEOUT_MS)}, true)`.execute(trx);
+    const { rows } = await sql<{ locked: boolean; at: Date }>`
+      SELECT pg_try_advisory_xact_lock(hashtextextended(${`mcp-task-store ${phase} ${database.schema}`}, 0)) AS locked,
+             now() AS at`.execute(trx);
+    return rows[0]!.locked ? { result: await work(trx), at: rows[0]!.at } : null;
+  });
+}
+
+/** A statement or lock timeout, after which a phase retries with a smaller batch. */
+export function isTimeout(error: unknown): boolean {
+  return TIMEOUT_CODES.has((error as { code?: string }).code ?? '');
+}
+
+/** One upsert at the end of a phase: its last run, and the running total. */
+export async function recordActivity(database: StoreDatabase, phase: ActivityPhase, startedAt: Date, rows: number): Promise<void> {
+  const { reaper_activity } = database.tables;
+  await sql`
+    INSERT INTO ${reaper_activity} AS a (phase, last_started_at, last_finished_at, last_rows, total_rows)
+    VALUES (${phase}, ${startedAt}, now(), ${rows}, ${rows})
+    ON CONFLICT (phase) DO UPDATE
+       SET last_started_at = excluded.last_started_at, last_finished_at = excluded.last_finished_at,
+           last_rows = excluded.last_rows, total_rows = a.total_rows + excluded.total_rows`.execute(database.db);
 }

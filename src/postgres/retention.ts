@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { RETENTION_FAILURE_ERROR, statusMessages } from '../contract/messages.js';
 import { ownerQuotaExceeded } from '../contract/retention.js';
 import { compileQuery } from './compiled-query.js';
+import { endingLeases, leaseAllows } from './lease-statements.js';
 import type { StoreDatabase } from './tables.js';
 import { COUNT_CHANGED, recordingTransition, TRANSITION_COLUMNS, type Changed } from './task-history.js';
 import { isLive, isOpen, withinLockTimeout } from './task-rows.js';
@@ -23,7 +24,7 @@ function retentionStatements(database: StoreDatabase) {
       SELECT count(*)::int AS live FROM ${tables.tasks}
        WHERE owner IS NOT DISTINCT FROM ${param('owner')}::text AND ${isLive}`),
 
-    failForRetention: compileQuery<{ taskId: string; lockTimeout: string }, Changed>(db, (param) =>
+    failForRetention: compileQuery<{ taskId: string; lockTimeout: string; runnerId: string }, Changed>(db, (param) =>
       recordingTransition(
         database,
         sql`
@@ -31,9 +32,11 @@ function retentionStatements(database: StoreDatabase) {
              SET previous_status = status, status = 'failed', status_message = ${statusMessages.retentionFailed},
                  error = ${JSON.stringify(RETENTION_FAILURE_ERROR)}::jsonb,
                  arguments = 'null'::jsonb, meta = NULL, last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
+           WHERE task_id = ${param('taskId')} AND ${leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout'))}
+             AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
+        endingLeases(database, sql`SELECT task_id FROM changed`),
       ),
     ),
 
@@ -55,16 +58,21 @@ export class RetentionEnforcer {
     this.statements = retentionStatements(database);
   }
 
-  /** Inserts the task: one statement, or with a quota, a transaction that checks it first. */
-  async insert(task: NewTask): Promise<{ ms_until_expiry: number | null }> {
+  /**
+   * Inserts the task, leased to `lease` when given: one statement, or with a quota, a transaction
+   * that checks it first.
+   */
+  async insert(task: NewTask, lease: { runnerId: string; leaseMs: number } | null): Promise<{ ms_until_expiry: number | null }> {
     const max = this.maxTasksPerOwner;
-    if (max === null) return (await this.taskStatements.insert.execute(this.database.db, task)).rows[0]!;
+    const inserting = (db: StoreDatabase['db']) =>
+      lease ? this.taskStatements.insertLeased.execute(db, { ...task, ...lease }) : this.taskStatements.insert.execute(db, task);
+    if (max === null) return (await inserting(this.database.db)).rows[0]!;
     return this.database.db.transaction().execute(async (trx) => {
       const lockName = `${this.database.schema} owner ${JSON.stringify(task.owner)}`;
       await this.statements.lockOwner.execute(trx, { lockName });
       const { rows } = await this.statements.liveTasksOf.execute(trx, { owner: task.owner });
       if (rows[0]!.live >= max) throw ownerQuotaExceeded(max);
-      return (await this.taskStatements.insert.execute(trx, task)).rows[0]!;
+      return (await inserting(trx)).rows[0]!;
     });
   }
 
@@ -72,9 +80,9 @@ export class RetentionEnforcer {
    * Ends an open task as a content-free failure its waiters can see: the rejected payload is not
    * kept, and nothing of what the task was told is either. False when the task was not open.
    */
-  failForRetention(taskId: string, lockTimeout: string): Promise<boolean> {
+  failForRetention(taskId: string, lockTimeout: string, runnerId: string): Promise<boolean> {
     return this.database.db.transaction().execute(async (trx) => {
-      const { rows } = await this.statements.failForRetention.execute(trx, { taskId, lockTimeout });
+      const { rows } = await this.statements.failForRetention.execute(trx, { taskId, lockTimeout, runnerId });
       if (rows[0]!.changed === 0) return false;
       await this.statements.dropRequests.execute(trx, { taskId });
       return true;

@@ -59,6 +59,20 @@ interface TaskHistoryTable {
   from_status: TaskStatus | null;
   to_status: TaskStatus;
   message: string | null;
+  /** Migration 0007: set on the rows a rescue writes only. */
+  lost_runner: string | null;
+  rescued_by: string | null;
+}
+
+/** Migration 0007: the lease of a task a runner executes (see src/contract/leases.ts). */
+export interface TaskLeasesTable {
+  task_id: string;
+  /** NULL: rescued, waiting for an instance to resume it. */
+  runner_id: string | null;
+  expires_at: Timestamp;
+  acquired_at: Timestamp;
+  attempts: Generated<number>;
+  lost_runner: string | null;
 }
 
 /** Migration 0002: written by the SDK integration (src/sdk), deleted with their task by the store. */
@@ -77,9 +91,11 @@ interface TaskMessagesTable {
 }
 
 export type ReaperPhase = 'tombstone' | 'purge' | 'history';
+/** A phase one instance at a time runs under an advisory lock, recorded in reaper_activity. */
+export type ActivityPhase = ReaperPhase | 'rescue';
 
 interface ReaperActivityTable {
-  phase: ReaperPhase;
+  phase: ActivityPhase;
   last_started_at: Timestamp | null;
   last_finished_at: Timestamp | null;
   last_rows: Int8 | null;
@@ -94,6 +110,7 @@ export interface TaskDatabase {
   reaper_activity: ReaperActivityTable;
   task_sessions: TaskSessionsTable;
   task_messages: TaskMessagesTable;
+  task_leases: TaskLeasesTable;
 }
 
 /** The database a store works on: Kysely bound to the schema, and the schema's tables for raw SQL. */
@@ -116,6 +133,7 @@ export function storeDatabase(db: Kysely<TaskDatabase>, schema: string): StoreDa
       reaper_activity: table('reaper_activity'),
       task_sessions: table('task_sessions'),
       task_messages: table('task_messages'),
+      task_leases: table('task_leases'),
     },
   };
 }

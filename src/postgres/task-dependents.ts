@@ -1,9 +1,10 @@
 /**
- * The rows that hang off a task: its input requests, and what the SDK integration keeps beside it
- * (the session that created it, the messages queued for it). Since migration 0006 no foreign key
- * cascades them, because a cascade runs once per deleted task, which cost the reaper half its
- * statement; every statement that deletes tasks deletes them too, as a set, with these CTEs.
- * discardTask, which must also look for the task among the tombstones, has its transaction here.
+ * The rows that hang off a task: its input requests, its execution lease, and what the SDK
+ * integration keeps beside it (the session that created it, the messages queued for it). Since
+ * migration 0006 no foreign key cascades them, because a cascade runs once per deleted task,
+ * which cost the reaper half its statement; every statement that deletes tasks deletes them too,
+ * as a set, with these CTEs. discardTask, which must also look for the task among the tombstones,
+ * has its transaction here.
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { StoreDatabase } from './tables.js';
@@ -17,7 +18,8 @@ export function deletingDependents({ tables }: StoreDatabase, taskIds: RawBuilde
   return sql`
     requests_gone AS (DELETE FROM ${tables.input_requests} WHERE task_id = ANY(${taskIds})),
     sessions_gone AS (DELETE FROM ${tables.task_sessions} WHERE task_id = ANY(${taskIds})),
-    messages_gone AS (DELETE FROM ${tables.task_messages} WHERE task_id = ANY(${taskIds}))`;
+    messages_gone AS (DELETE FROM ${tables.task_messages} WHERE task_id = ANY(${taskIds})),
+    leases_gone AS (DELETE FROM ${tables.task_leases} WHERE task_id = ANY(${taskIds}))`;
 }
 
 /**

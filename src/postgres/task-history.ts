@@ -14,11 +14,15 @@ import type { StoreDatabase } from './tables.js';
 
 export const TRANSITION_COLUMNS = sql`task_id, tool_name, owner, last_updated_at, previous_status, status, status_message`;
 
-/** `change` modifies tasks and returns {@link TRANSITION_COLUMNS}; `result` is selected from its rows. */
+/**
+ * `change` modifies tasks and returns {@link TRANSITION_COLUMNS}; `result` is selected from its rows.
+ * `also`: more CTEs (to follow `WITH … ,`) that may read `changed`, such as ending the lease.
+ */
 export function recordingTransition<R>(
   { tables }: StoreDatabase,
   change: Expression<unknown> | RawBuilder<unknown>,
   result: RawBuilder<unknown>,
+  also?: RawBuilder<unknown>,
 ): RawBuilder<R> {
   return sql<R>`
     WITH changed AS (${change}),
@@ -26,7 +30,7 @@ export function recordingTransition<R>(
            INSERT INTO ${tables.task_history} (task_id, tool_name, owner, at, from_status, to_status, message)
            SELECT task_id, tool_name, owner, last_updated_at, previous_status, status, status_message FROM changed
             WHERE previous_status IS DISTINCT FROM status
-         )
+         )${also ? sql`, ${also}` : sql``}
     SELECT ${result} FROM changed`;
 }
 

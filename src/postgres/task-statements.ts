@@ -13,6 +13,7 @@ import type { TaskPage } from '../contract/types.js';
 import type { ListFilter } from '../contract/validation.js';
 import { compileQuery } from './compiled-query.js';
 import type { StoreDatabase } from './tables.js';
+import { endingLeases, leaseAllows, lockingLease } from './lease-statements.js';
 import { deletingDependents } from './task-dependents.js';
 import { COUNT_CHANGED, recordingTransition, TRANSITION_COLUMNS, type Changed } from './task-history.js';
 import {
@@ -41,26 +42,39 @@ type ById = { taskId: string };
 /** What is left of the call's lock timeout, for a statement that may wait for the task's row lock. */
 type Locking = { taskId: string; lockTimeout: string };
 type ByIds = { taskIds: string[] };
+/**
+ * The runner id of the instance making the call: a leased task takes progress and outcomes from
+ * its runner only. Null for a client's call (an answer), which any instance records.
+ */
+type Runner = { runnerId: string | null };
 type TimeLeft = { ms_until_expiry: number | null };
 
 export function taskStatements(database: StoreDatabase) {
   const { db, tables } = database;
   const snapshotColumns = [...TASK_OBJECT_COLUMNS, 'result', 'error'] as const;
+  const inserting = (param: (name: keyof NewTask) => unknown) => sql`
+    INSERT INTO ${tables.tasks}
+      (task_id, owner, tool_name, arguments, status, status_message,
+       created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms)
+    SELECT ${param('taskId')}, ${param('owner')}, ${param('toolName')}, ${param('argumentsJson')}::jsonb,
+           'working', ${param('statusMessage')}, clock.now, clock.now, ${param('ttlMs')}::bigint,
+           clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint
+      FROM (SELECT date_trunc('milliseconds', now()) AS now) AS clock
+    RETURNING ${TRANSITION_COLUMNS}, ${msUntilExpiry}`;
   return {
     /** createdAt is kept to the millisecond, as the wire format shows it. */
-    insert: compileQuery<NewTask, TimeLeft>(db, (param) =>
+    insert: compileQuery<NewTask, TimeLeft>(db, (param) => recordingTransition(database, inserting(param), sql`ms_until_expiry`)),
+
+    /** `insert`, with the lease of the instance that will run the task, in the same statement. */
+    insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, TimeLeft>(db, (param) =>
       recordingTransition(
         database,
-        sql`
-          INSERT INTO ${tables.tasks}
-            (task_id, owner, tool_name, arguments, status, status_message,
-             created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms)
-          SELECT ${param('taskId')}, ${param('owner')}, ${param('toolName')}, ${param('argumentsJson')}::jsonb,
-                 'working', ${param('statusMessage')}, clock.now, clock.now, ${param('ttlMs')}::bigint,
-                 clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint
-            FROM (SELECT date_trunc('milliseconds', now()) AS now) AS clock
-          RETURNING ${TRANSITION_COLUMNS}, ${msUntilExpiry}`,
+        inserting(param),
         sql`ms_until_expiry`,
+        sql`leased AS (
+              INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at)
+              SELECT task_id, ${param('runnerId')}, now() + ${param('leaseMs')}::float8 * interval '1 millisecond', now()
+                FROM changed)`,
       ),
     ),
 
@@ -87,22 +101,26 @@ export function taskStatements(database: StoreDatabase) {
     ),
 
     /** A null message keeps the current one. */
-    setStatus: compileQuery<Locking & { status: string; message: string | null }, Changed>(db, (param) =>
+    setStatus: compileQuery<Locking & Runner & { status: string; message: string | null }, Changed>(db, (param) =>
       recordingTransition(
         database,
         sql`
           UPDATE ${tables.tasks}
              SET previous_status = status, status = ${param('status')}::text,
                  status_message = coalesce(${param('message')}::text, status_message), last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
+           WHERE task_id = ${param('taskId')} AND ${leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout'))}
+             AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
       ),
     ),
 
-    /** The terminal transition of completeTask and failTask: exactly one of result and error is set. */
+    /**
+     * The terminal transition of completeTask and failTask: exactly one of result and error is set.
+     * Refused to a runner that lost the task's lease; ends the lease.
+     */
     settle: compileQuery<
-      Locking & { status: 'completed' | 'failed'; message: string; result: string | null; error: string | null },
+      Locking & Runner & { status: 'completed' | 'failed'; message: string; result: string | null; error: string | null },
       Changed
     >(db, (param) =>
       recordingTransition(
@@ -111,13 +129,18 @@ export function taskStatements(database: StoreDatabase) {
           UPDATE ${tables.tasks}
              SET previous_status = status, status = ${param('status')}::text, status_message = ${param('message')},
                  result = ${param('result')}::jsonb, error = ${param('error')}::jsonb, last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
+           WHERE task_id = ${param('taskId')} AND ${leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout'))}
+             AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
+        endingLeases(database, sql`SELECT task_id FROM changed`),
       ),
     ),
 
-    /** Records the cancel request on any live task; only an open one becomes `cancelled` (`transitioned`). */
+    /**
+     * Records the cancel request on any live task; only an open one becomes `cancelled`
+     * (`transitioned`), which ends its lease, whoever holds it.
+     */
     cancel: compileQuery<Locking & { message: string }, TaskObjectRow & { transitioned: boolean }>(db, (param) =>
       recordingTransition(
         database,
@@ -129,10 +152,12 @@ export function taskStatements(database: StoreDatabase) {
                  last_updated_at = CASE WHEN ${isOpen} THEN now() ELSE last_updated_at END,
                  -- clock_timestamp() differs on every call, so each cancel is a change (and a NOTIFY).
                  cancel_requested_at = clock_timestamp()
-           WHERE task_id = ${param('taskId')} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
+           WHERE task_id = ${param('taskId')} AND ${lockingLease(database, param('taskId'), param('lockTimeout'))}
+             AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta`,
         sql`${sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column)))},
             previous_status IS DISTINCT FROM status AS transitioned`,
+        endingLeases(database, sql`SELECT task_id FROM changed WHERE previous_status IS DISTINCT FROM status`),
       ),
     ),
 

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { metrics, type Counter, type Histogram, type MeterProvider } from '@opentelemetry/api';
 import type { TaskStoreError } from '../contract/errors.js';
+import type { RescueResult } from '../contract/leases.js';
 import type { ReapResult, TaskSnapshot, TaskStatus } from '../contract/types.js';
 import { toBackendError } from './backend-error.js';
 import type { ListenerStateChange } from './listener.js';
@@ -62,6 +63,7 @@ export class StoreTelemetry {
   private readonly reaperPassDuration: Histogram;
   private readonly reaperFailures: Counter;
   private readonly listenerReconnects: Counter;
+  private readonly rescues: Counter;
 
   constructor(options: TelemetryOptions) {
     this.logger = options.logger ?? SILENT_LOGGER;
@@ -100,6 +102,10 @@ export class StoreTelemetry {
     this.listenerReconnects = meter.createCounter('mcp_task_store.listener.reconnects', {
       unit: '{reconnect}',
       description: 'Times the LISTEN connection was lost and a reconnection scheduled',
+    });
+    this.rescues = meter.createCounter('mcp_task_store.rescues', {
+      unit: '{task}',
+      description: 'Tasks whose runner was lost that a rescuer on this instance failed or resumed, by outcome',
     });
   }
 
@@ -160,6 +166,19 @@ export class StoreTelemetry {
     this.listenerReconnects.add(1);
     const cause = error ? this.describe(error) : {};
     this.log('warn', { schema: this.schema, state, retryInMs, ...cause }, 'listener connection lost; reconnecting');
+  }
+
+  /** A rescuer pass: its tasks counted by outcome, and a line when it rescued any. */
+  rescued({ failed, resumed }: RescueResult): void {
+    if (failed > 0) this.rescues.add(failed, { 'mcp_task_store.outcome': 'failed' });
+    if (resumed > 0) this.rescues.add(resumed, { 'mcp_task_store.outcome': 'resumed' });
+    if (failed + resumed > 0) this.log('warn', { schema: this.schema, failed, resumed }, 'rescued tasks whose runner was lost');
+  }
+
+  /** A heartbeat, rescue or resume that failed; the next interval retries. */
+  leaseTrouble(what: 'heartbeat' | 'rescue' | 'resume', error: unknown): void {
+    const cause = error instanceof Error ? this.describe(error) : { error: String(error) };
+    this.log('warn', { schema: this.schema, ...cause }, `lease ${what} failed; the next interval retries`);
   }
 
   /** A call failed on the database (the caller gets the same error). */

@@ -17,6 +17,7 @@ import {
   type InputRequests,
   type InputResponses,
   type JsonRpcError,
+  type LeaseOptions,
   type RetentionLimits,
   type TaskObject,
   type TaskOwner,
@@ -39,6 +40,7 @@ export interface StoreOptions {
   limits?: RetentionLimits;
   /** How long reapExpired() keeps tombstones (0 = purge at the next pass). */
   tombstoneRetentionMs?: number;
+  leases?: LeaseOptions;
 }
 
 /**

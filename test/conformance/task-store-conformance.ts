@@ -21,6 +21,7 @@ import { concurrencyConformance } from './concurrency.js';
 import { expiryConformance } from './expiry.js';
 import { capabilities, type ConformanceTarget } from './harness.js';
 import { inputRequestConformance } from './input-requests.js';
+import { leaseConformance } from './leases.js';
 import { lifecycleConformance } from './lifecycle.js';
 import { listingConformance } from './listing.js';
 import { referenceExampleConformance } from './reference-examples.js';
@@ -47,6 +48,7 @@ export function runTaskStoreConformance(target: ConformanceTarget): void {
     valueConformance(target);
     concurrencyConformance(target);
     referenceExampleConformance(target);
+    leaseConformance(target);
     if (capabilities(target).changeFeed) taskChangeConformance(target);
   });
 }

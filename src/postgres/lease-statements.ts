@@ -1,0 +1,162 @@
+/**
+ * The SQL of execution leases (migration 0007): the fragments the task statements use to respect
+ * and end a lease, and the statements of the lease keeper and the rescuer.
+ *
+ * Every statement that touches both a lease and its task locks the lease row before the task row,
+ * so two of them can never deadlock: the fragments below are uncorrelated subqueries, which
+ * PostgreSQL runs once, before it reads (and locks) the task row.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import { compileQuery } from './compiled-query.js';
+import type { StoreDatabase } from './tables.js';
+import { isLive, isOpen, withinLockTimeout } from './task-rows.js';
+
+/**
+ * A condition: the task has no lease, or `runner` holds it, or `runner` is null (a client's call,
+ * such as an answer, which any instance may record). It locks the lease row first, and reads it
+ * after any rescue that held it has committed, so a runner that lost its lease is refused even in
+ * a race with the rescue.
+ */
+export function leaseAllows(
+  { tables }: StoreDatabase,
+  taskId: RawBuilder<unknown> | unknown,
+  runner: unknown,
+  lockTimeout: unknown,
+): RawBuilder<boolean> {
+  return sql<boolean>`(SELECT coalesce(bool_and(${runner}::text IS NULL OR lease.runner_id IS NOT DISTINCT FROM ${runner}::text), true)
+      FROM (SELECT runner_id FROM ${tables.task_leases}
+             WHERE task_id = ${taskId} AND ${withinLockTimeout(lockTimeout as string)} FOR UPDATE) AS lease)`;
+}
+
+/** A condition that is always true and locks the task's lease row, for a writer that ends it. */
+export function lockingLease({ tables }: StoreDatabase, taskId: unknown, lockTimeout: unknown): RawBuilder<boolean> {
+  return sql<boolean>`(SELECT count(*) FROM (SELECT 1 FROM ${tables.task_leases}
+             WHERE task_id = ${taskId} AND ${withinLockTimeout(lockTimeout as string)} FOR UPDATE) AS lease) >= 0`;
+}
+
+/** A CTE (to follow `WITH … ,`) deleting the leases of the tasks `settled` selects the ids of. */
+export function endingLeases({ tables }: StoreDatabase, settled: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`lease_ended AS (DELETE FROM ${tables.task_leases} WHERE task_id IN (${settled}))`;
+}
+
+/** {@link isLive} of `t`, the tasks table joined to its leases (both have an expires_at). */
+const taskIsLive = sql<boolean>`(t.expires_at IS NULL OR t.expires_at > now())`;
+
+/** A lease deadline `leaseMs` from now, on the database clock. */
+const deadline = (leaseMs: unknown) => sql`now() + ${leaseMs}::float8 * interval '1 millisecond'`;
+
+type Runner = { runnerId: string };
+type Leasing = Runner & { leaseMs: number };
+export type RescuedRow = { task_id: string; tool_name: string; runner_id: string | null; lost_runner: string | null; expires_at: Date; attempts: number };
+export type ClaimedRow = { task_id: string; attempts: number; lost_runner: string | null };
+
+export function leaseStatements(database: StoreDatabase) {
+  const { db, tables } = database;
+  return {
+    /** Takes or renews this runner's lease on a live, open task no other runner holds. */
+    acquire: compileQuery<Leasing & { taskId: string; lockTimeout: string }, { task_id: string }>(db, (param) => sql`
+      INSERT INTO ${tables.task_leases} AS l (task_id, runner_id, expires_at, acquired_at)
+      SELECT task_id, ${param('runnerId')}, ${deadline(param('leaseMs'))}, now() FROM ${tables.tasks}
+       WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
+         AND ${leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout'))}
+         FOR SHARE
+      ON CONFLICT (task_id) DO UPDATE SET expires_at = excluded.expires_at
+      RETURNING task_id`),
+
+    release: compileQuery<Runner & { taskId: string }, never>(db, (param) =>
+      db.deleteFrom('task_leases').where('task_id', '=', param('taskId')).where('runner_id', '=', param('runnerId')),
+    ),
+
+    /** The heartbeat: every lease this runner still holds, in one statement; returns those renewed. */
+    renew: compileQuery<Leasing & { taskIds: string[] }, { task_id: string }>(db, (param) => sql`
+      UPDATE ${tables.task_leases} SET expires_at = ${deadline(param('leaseMs'))}
+       WHERE runner_id = ${param('runnerId')} AND task_id = ANY(${param('taskIds')}::text[])
+      RETURNING task_id`),
+
+    /** Makes this runner's leases due now, for the next rescuer pass. */
+    abandon: compileQuery<Runner & { taskIds: string[] }, never>(db, (param) => sql`
+      UPDATE ${tables.task_leases} SET expires_at = now()
+       WHERE runner_id = ${param('runnerId')} AND task_id = ANY(${param('taskIds')}::text[])`),
+
+    /** Rescued tasks of the given tools waiting for a resume, taken by this runner. */
+    claim: compileQuery<Leasing & { toolNames: string[]; limit: number }, ClaimedRow>(db, (param) => sql`
+      UPDATE ${tables.task_leases}
+         SET runner_id = ${param('runnerId')}, expires_at = ${deadline(param('leaseMs'))}, acquired_at = now()
+       WHERE task_id = ANY(ARRAY(
+         SELECT l.task_id FROM ${tables.task_leases} AS l JOIN ${tables.tasks} AS t USING (task_id)
+          WHERE l.runner_id IS NULL AND t.tool_name = ANY(${param('toolNames')}::text[])
+            AND t.status = 'working' AND ${taskIsLive}
+          ORDER BY l.expires_at
+          LIMIT ${param('limit')}
+            FOR UPDATE OF l, t SKIP LOCKED))
+      RETURNING task_id, attempts, lost_runner`),
+
+    leaseOf: compileQuery<{ taskId: string }, { runner_id: string | null; expires_at: Date; attempts: number; lost_runner: string | null }>(
+      db,
+      (param) =>
+        db
+          .selectFrom('task_leases')
+          .select(['runner_id', 'expires_at', 'attempts', 'lost_runner'])
+          .where('task_id', '=', param('taskId')),
+    ),
+
+    /**
+     * The rescuer's batch: expired leases of running tasks, locked with their task rows (the lease
+     * first); rows another transaction holds are left to the next pass.
+     */
+    expired: compileQuery<{ limit: number }, RescuedRow>(db, (param) => sql`
+      SELECT l.task_id, t.tool_name, l.runner_id, l.lost_runner, l.expires_at, l.attempts
+        FROM ${tables.task_leases} AS l JOIN ${tables.tasks} AS t USING (task_id)
+       WHERE l.expires_at < now() AND t.status = 'working' AND ${taskIsLive}
+       ORDER BY l.expires_at
+       LIMIT ${param('limit')}
+         FOR UPDATE OF l, t SKIP LOCKED`),
+
+    /** Fails rescued tasks, with the history naming who was lost and who rescued, and ends their leases. */
+    failRescued: compileQuery<Runner & { rescuedJson: string }, { task_id: string }>(db, (param) => sql`
+      WITH rescued AS (
+             SELECT * FROM jsonb_to_recordset(${param('rescuedJson')}::jsonb)
+                        AS r(task_id text, lost_runner text, error jsonb, message text)),
+           changed AS (
+             UPDATE ${tables.tasks} AS t
+                SET previous_status = t.status, status = 'failed', status_message = r.message, error = r.error,
+                    last_updated_at = now()
+               FROM rescued AS r
+              WHERE t.task_id = r.task_id AND t.status = 'working'
+             RETURNING t.task_id, t.tool_name, t.owner, t.last_updated_at, t.previous_status, t.status, t.status_message, r.lost_runner),
+           history AS (
+             INSERT INTO ${tables.task_history}
+                    (task_id, tool_name, owner, at, from_status, to_status, message, lost_runner, rescued_by)
+             SELECT task_id, tool_name, owner, last_updated_at, previous_status, status, status_message, lost_runner,
+                    ${param('runnerId')}
+               FROM changed),
+           ${endingLeases(database, sql`SELECT task_id FROM changed`)}
+      SELECT task_id FROM changed`),
+
+    /** Hands rescued tasks on: no runner until one claims the lease, which is due again a lease from now. */
+    resumeRescued: compileQuery<Leasing & { rescuedJson: string }, { task_id: string }>(db, (param) => sql`
+      WITH rescued AS (
+             SELECT * FROM jsonb_to_recordset(${param('rescuedJson')}::jsonb) AS r(task_id text, lost_runner text, message text)),
+           released AS (
+             UPDATE ${tables.task_leases} AS l
+                SET runner_id = NULL, lost_runner = r.lost_runner, attempts = l.attempts + 1,
+                    expires_at = ${deadline(param('leaseMs'))}
+               FROM rescued AS r
+              WHERE l.task_id = r.task_id
+             RETURNING l.task_id),
+           changed AS (
+             UPDATE ${tables.tasks} AS t
+                SET previous_status = t.status, status_message = r.message, last_updated_at = now()
+               FROM rescued AS r
+              WHERE t.task_id = r.task_id AND t.task_id IN (SELECT task_id FROM released)
+             RETURNING t.task_id, t.tool_name, t.owner, t.last_updated_at, t.status, t.status_message, r.lost_runner),
+           history AS (
+             INSERT INTO ${tables.task_history}
+                    (task_id, tool_name, owner, at, from_status, to_status, message, lost_runner, rescued_by)
+             SELECT task_id, tool_name, owner, last_updated_at, status, status, status_message, lost_runner, ${param('runnerId')}
+               FROM changed)
+      SELECT task_id FROM changed`),
+  };
+}
+
+export type LeaseStatements = ReturnType<typeof leaseStatements>;

@@ -1,0 +1,148 @@
+/**
+ * Execution leases across PostgreSQL store instances (the one-instance contract is in
+ * test/conformance/leases.ts): rescue by another instance, resume on the instance with the hook,
+ * many rescuers at once, a heartbeat racing the rescue, a runner cut off from the database, and
+ * the history each rescue leaves.
+ */
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createPool } from '../src/postgres/pool.js';
+import type { PostgresTaskStore } from '../src/index.js';
+import { usePostgresStores } from './support/postgres-stores.js';
+import { useStoreRoles } from './support/store-roles.js';
+import { eventually, sleep, within } from './support/time.js';
+
+const stores = usePostgresStores();
+const roles = useStoreRoles(stores);
+const QUICK = { heartbeatMs: 40, leaseMs: 200, rescueIntervalMs: 3_600_000 };
+const TOOL = 'slow_tool';
+const done = { content: [{ type: 'text' as const, text: 'done' }] };
+
+async function leased(store: PostgresTaskStore, toolName = TOOL): Promise<string> {
+  return (await store.leases.createLeasedTask({ toolName, arguments: { n: 1 }, ttlMs: 600_000 })).taskId;
+}
+
+async function rescues(schema: string, taskId: string) {
+  const { rows } = await stores.pool().query(
+    `SELECT tool_name, lost_runner, rescued_by, outcome, message FROM ${schema}.task_rescues WHERE task_id = $1 ORDER BY at`,
+    [taskId],
+  );
+  return rows;
+}
+
+describe('leases across instances', () => {
+  it('another instance rescues a dead runner’s task; the runner, back, cannot overwrite the outcome; history names both', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: QUICK });
+    const rescuer = stores.open(schema, { leases: QUICK });
+    const id = await leased(runner);
+    expect(await runner.leases.abandonLeases()).toBe(1);
+
+    expect(await rescuer.leases.rescueLostTasks()).toStrictEqual({ failed: 1, resumed: 0 });
+    expect(await runner.completeTask(id, done), 'the lost runner’s late completion').toBe(false);
+    expect(await runner.setStatus(id, 'working', 'step 9')).toBe(false);
+    const snapshot = await rescuer.getTaskResult(id);
+    expect(snapshot?.task.status).toBe('failed');
+    expect(snapshot?.error?.data).toMatchObject({ reason: 'runner_lost', lostRunner: runner.leases.runnerId });
+
+    expect(await rescues(schema, id)).toStrictEqual([
+      { tool_name: TOOL, lost_runner: runner.leases.runnerId, rescued_by: rescuer.leases.runnerId, outcome: 'failed', message: snapshot!.task.statusMessage },
+    ]);
+    const { rows } = await stores.pool().query(`SELECT count(*)::int AS n FROM ${schema}.task_leases`);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('a rescued task resumes on the instance that registered the tool’s hook, exactly once', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: { ...QUICK, tools: { [TOOL]: { onLost: 'resume' } } } });
+    const survivor = stores.open(schema, { leases: QUICK });
+    const resumed: string[] = [];
+    survivor.leases.onResume(TOOL, async ({ taskId }) => {
+      resumed.push(taskId);
+      await survivor.completeTask(taskId, done);
+    });
+    const id = await leased(runner);
+    await runner.leases.abandonLeases();
+
+    // The rescuer here has no hook: the tool's policy hands the task on, the survivor's heartbeat claims it.
+    expect(await runner.leases.rescueLostTasks()).toStrictEqual({ failed: 0, resumed: 1 });
+    const outcome = await within('the survivor completing the task', survivor.waitForCompletion(id));
+    expect(outcome?.task.status).toBe('completed');
+    expect(resumed).toStrictEqual([id]);
+    expect((await rescues(schema, id)).map((row) => row.outcome)).toStrictEqual(['resumed']);
+    expect(await runner.completeTask(id, done)).toBe(false);
+  });
+
+  it('many rescuers at once rescue each task exactly once', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: QUICK });
+    const ids = await Promise.all(Array.from({ length: 60 }, () => leased(runner)));
+    await runner.leases.abandonLeases();
+    const rescuers = Array.from({ length: 8 }, () => stores.open(schema, { leases: { ...QUICK, rescueBatchSize: 7 } }));
+
+    const results = await Promise.all(rescuers.map((rescuer) => rescuer.leases.rescueLostTasks()));
+    const { rows } = await stores.pool().query(`SELECT task_id, count(*)::int AS n FROM ${schema}.task_rescues GROUP BY task_id`);
+    // The rescuers that found the phase lock taken did nothing; a pass may also end before the last batch.
+    await rescuers[0]!.leases.rescueLostTasks();
+    const after = await stores.pool().query(`SELECT task_id, count(*)::int AS n FROM ${schema}.task_rescues GROUP BY task_id`);
+    expect(results.reduce((sum, result) => sum + result.failed, 0)).toBe(rows.length);
+    expect(after.rows).toHaveLength(ids.length);
+    expect(after.rows.every((row) => row.n === 1)).toBe(true);
+  });
+
+  it('a heartbeat racing the rescue of its expired lease: either the runner keeps it or the rescue wins, never both', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: QUICK });
+    const rescuer = stores.open(schema, { leases: QUICK });
+    const outcomes = { kept: 0, rescued: 0 };
+    for (let round = 0; round < 20; round++) {
+      const id = await leased(runner);
+      await runner.leases.abandonLeases();
+      const [renewed, rescue] = await Promise.all([runner.leases.acquireLease(id), rescuer.leases.rescueLostTasks()]);
+      const completed = await runner.completeTask(id, done);
+      const status = (await rescuer.getTask(id))?.status;
+      if (rescue.failed === 1) {
+        outcomes.rescued++;
+        expect([renewed, completed, status]).toStrictEqual([false, false, 'failed']);
+      } else {
+        outcomes.kept++;
+        expect([renewed, completed, status]).toStrictEqual([true, true, 'completed']);
+      }
+      expect(await rescues(schema, id)).toHaveLength(rescue.failed);
+    }
+    expect(outcomes.kept + outcomes.rescued).toBe(20);
+  });
+
+  it('a runner cut off from the database keeps running, but the rescue’s outcome is the only one', async () => {
+    const schema = await stores.schema();
+    const role = await roles(schema);
+    const runnerPool = createPool(role.connectionString, 4);
+    onTestFinished(() => runnerPool.end());
+    const runner = stores.open(schema, { pool: runnerPool, leases: QUICK, lockTimeoutMs: 500 });
+    const rescuer = stores.open(schema, { leases: QUICK });
+    const id = await leased(runner);
+
+    await role.logins(false);
+    await stores.pool().query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [new URL(role.connectionString).username]);
+    await eventually('the lease running out while the runner cannot renew it', async () => (await rescuer.leases.rescueLostTasks()).failed === 1);
+
+    await role.logins(true);
+    // Back on the network: its next heartbeat learns the lease is gone, and its outcome is refused.
+    await sleep(QUICK.heartbeatMs * 3);
+    expect(await runner.completeTask(id, done)).toBe(false);
+    expect(await runner.failTask(id, { code: 1, message: 'late' })).toBe(false);
+    expect((await rescuer.getTask(id))?.status).toBe('failed');
+    expect(await rescues(schema, id)).toHaveLength(1);
+  });
+
+  it('the automatic rescuer finds an expired lease within the lease plus one rescue interval', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: { heartbeatMs: 3_600_000, leaseMs: 7_200_001 } });
+    const rescuer = stores.open(schema, { reaper: { intervalMs: 3_600_000 }, leases: { heartbeatMs: 50, leaseMs: 150, rescueIntervalMs: 100 } });
+    const id = await leased(runner);
+    // A runner that dies: its lease is due now and nobody renews it.
+    await runner.leases.abandonLeases();
+    const started = Date.now();
+    await eventually('the automatic rescue', async () => (await rescuer.getTask(id))?.status === 'failed');
+    expect(Date.now() - started).toBeLessThan(100 + 1_000);
+  });
+});
