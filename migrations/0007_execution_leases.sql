@@ -20,7 +20,8 @@ CREATE TABLE {{schema}}.task_leases (
   expires_at  timestamptz NOT NULL,
   acquired_at timestamptz NOT NULL,
   attempts    integer     NOT NULL DEFAULT 0 CHECK (attempts >= 0), -- rescues so far
-  lost_runner text         -- the runner whose lease expired last, named to whoever resumes
+  lost_runner text,        -- the runner whose lease expired last, named to whoever resumes
+  lost_status text         -- the last progress message that runner reported, for the resume
 );
 
 -- The rescuer finds expired leases, oldest first; a heartbeat finds one runner's leases.

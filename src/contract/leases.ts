@@ -127,9 +127,16 @@ export function lostRunnerError(lostRunner: string | null, leaseExpiredAt: Date,
   };
 }
 
+export const RESUMING_PREFIX = 'Resuming after runner ';
+
 /** The status message of a task handed to a resume hook. */
 export function resumedMessage(lostRunner: string | null, attempts: number): string {
-  return `Resuming after runner ${lostRunner ?? 'no instance'} was lost (resume ${attempts + 1})`;
+  return `${RESUMING_PREFIX}${lostRunner ?? 'no instance'} was lost (resume ${attempts + 1})`;
+}
+
+/** The progress a lost run last reported, kept across a resume that reported none. */
+export function lostStatus(statusMessage: string, previous: string | null): string | null {
+  return statusMessage.startsWith(RESUMING_PREFIX) ? previous : statusMessage;
 }
 
 /** What a {@link ResumeHook} is given: the task as it stands, and how to run it again. */
@@ -142,12 +149,18 @@ export interface ResumeRequest {
   previousAttempts: number;
   /** The runner whose lease expired. */
   lostRunner: string | null;
+  /**
+   * The last status message the lost run reported (its progress), where a resumable tool picks
+   * up: `task.statusMessage` says the task is resuming.
+   */
+  lastStatusMessage: string | null;
 }
 
 /**
  * Runs a rescued task again on this instance, which holds its lease meanwhile. It records the
- * outcome as any run does (`completeTask`, `failTask`); one that throws fails the task. Progress
- * the lost run reported is in `task.statusMessage`, so a tool can pick up where it was.
+ * outcome as any run does (`completeTask`, `failTask`), and its promise is the run: once it
+ * settles, the lease ends. One that throws fails the task. The progress the lost run reported is
+ * `lastStatusMessage`, so a tool can pick up where it was.
  */
 export type ResumeHook = (request: ResumeRequest) => Promise<void>;
 

@@ -12,6 +12,7 @@ export interface ClaimedTask {
   /** Rescues before this resume, this one included. */
   attempts: number;
   lostRunner: string | null;
+  lastStatusMessage: string | null;
 }
 
 export class ResumeHooks {
@@ -50,7 +51,7 @@ export class ResumeHooks {
     const hook = this.hooks.get(context.toolName);
     if (!hook) return 'unregistered';
     try {
-      await hook({ taskId, task, context, previousAttempts: claimed.attempts, lostRunner: claimed.lostRunner });
+      await hook({ taskId, task, context, previousAttempts: claimed.attempts, lostRunner: claimed.lostRunner, lastStatusMessage: claimed.lastStatusMessage });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       await store.failTask(taskId, { code: LOST_RUNNER_CODE, message: `resuming ${context.toolName} failed: ${reason}` });

@@ -7,6 +7,7 @@
 import type { CancellationToken } from '../contract/cancellation.js';
 import {
   lostRunnerError,
+  lostStatus,
   newRunnerId,
   rescueOutcome,
   resumedMessage,
@@ -63,7 +64,7 @@ export class MemoryLeases implements TaskLeases {
   /** Leases a task the store is creating, in the same step. */
   lease(task: LiveTask): void {
     this.held.add(task.taskId);
-    task.lease = { runnerId: this.runnerId, expiresAtMs: this.deadline(), attempts: 0, lostRunner: null };
+    task.lease = { runnerId: this.runnerId, expiresAtMs: this.deadline(), attempts: 0, lostRunner: null, lostStatus: null };
   }
 
   async createLeasedTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
@@ -135,7 +136,8 @@ export class MemoryLeases implements TaskLeases {
       const lostRunner = lease.runnerId ?? lease.lostRunner;
       if (rescueOutcome(this.settings, task.toolName, lease.attempts, this.hooks.has(task.toolName)) === 'resume') {
         this.host.table.update(task, () => {
-          task.lease = { runnerId: null, expiresAtMs: this.deadline(), attempts: lease.attempts + 1, lostRunner };
+          const lost = lostStatus(task.statusMessage, lease.lostStatus);
+          task.lease = { runnerId: null, expiresAtMs: this.deadline(), attempts: lease.attempts + 1, lostRunner, lostStatus: lost };
           task.statusMessage = resumedMessage(lostRunner, lease.attempts);
           task.lastUpdatedAtMs = now;
         });
@@ -158,7 +160,7 @@ export class MemoryLeases implements TaskLeases {
       if (!lease || lease.runnerId !== null || task.status !== 'working' || !this.hooks.has(task.toolName)) continue;
       this.host.table.update(task, () => (task.lease = { ...lease, runnerId: this.runnerId, expiresAtMs: this.deadline() }));
       this.held.add(task.taskId);
-      claimed.push({ taskId: task.taskId, attempts: lease.attempts, lostRunner: lease.lostRunner });
+      claimed.push({ taskId: task.taskId, attempts: lease.attempts, lostRunner: lease.lostRunner, lastStatusMessage: lease.lostStatus });
     }
     return claimed;
   }

@@ -63,6 +63,7 @@ export interface MemoryLease {
   expiresAtMs: number;
   attempts: number;
   lostRunner: string | null;
+  lostStatus: string | null;
 }
 
 /**

@@ -9,6 +9,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { compileQuery } from './compiled-query.js';
 import type { StoreDatabase } from './tables.js';
+import { RESUMING_PREFIX } from '../contract/leases.js';
 import { isLive, isOpen, withinLockTimeout } from './task-rows.js';
 
 /**
@@ -48,7 +49,7 @@ const deadline = (leaseMs: unknown) => sql`now() + ${leaseMs}::float8 * interval
 type Runner = { runnerId: string };
 type Leasing = Runner & { leaseMs: number };
 export type RescuedRow = { task_id: string; tool_name: string; runner_id: string | null; lost_runner: string | null; expires_at: Date; attempts: number };
-export type ClaimedRow = { task_id: string; attempts: number; lost_runner: string | null };
+export type ClaimedRow = { task_id: string; attempts: number; lost_runner: string | null; lost_status: string | null };
 
 export function leaseStatements(database: StoreDatabase) {
   const { db, tables } = database;
@@ -89,7 +90,7 @@ export function leaseStatements(database: StoreDatabase) {
           ORDER BY l.expires_at
           LIMIT ${param('limit')}
             FOR UPDATE OF l, t SKIP LOCKED))
-      RETURNING task_id, attempts, lost_runner`),
+      RETURNING task_id, attempts, lost_runner, lost_status`),
 
     leaseOf: compileQuery<{ taskId: string }, { runner_id: string | null; expires_at: Date; attempts: number; lost_runner: string | null }>(
       db,
@@ -140,7 +141,11 @@ export function leaseStatements(database: StoreDatabase) {
            released AS (
              UPDATE ${tables.task_leases} AS l
                 SET runner_id = NULL, lost_runner = r.lost_runner, attempts = l.attempts + 1,
-                    expires_at = ${deadline(param('leaseMs'))}
+                    expires_at = ${deadline(param('leaseMs'))},
+                    -- The message before this statement's; a resumed run lost before it reported
+                    -- any progress keeps the progress of the run before it.
+                    lost_status = (SELECT CASE WHEN t.status_message LIKE ${sql.lit(`${RESUMING_PREFIX}%`)} THEN l.lost_status ELSE t.status_message END
+                                     FROM ${tables.tasks} AS t WHERE t.task_id = l.task_id)
                FROM rescued AS r
               WHERE l.task_id = r.task_id
              RETURNING l.task_id),

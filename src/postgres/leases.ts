@@ -245,7 +245,7 @@ export class PostgresLeases implements TaskLeases {
   private async resume(row: ClaimedRow): Promise<void> {
     const taskId = row.task_id;
     try {
-      const outcome = await this.hooks.run(this.host.store, { taskId, attempts: row.attempts, lostRunner: row.lost_runner });
+      const outcome = await this.hooks.run(this.host.store, { taskId, attempts: row.attempts, lostRunner: row.lost_runner, lastStatusMessage: row.lost_status });
       if (outcome === 'unregistered') {
         // Due again at once, so the next rescue counts the attempt and applies the policy.
         this.held.delete(taskId);

@@ -120,13 +120,20 @@ export function leaseConformance(target: ConformanceTarget): void {
         await store.completeTask(request.taskId, resultText(`resumed from step ${String((request.context.arguments as { step: number }).step)}`));
       });
       const id = await createLeased(store);
+      expect(await store.setStatus(id, 'working', 'step 3 of 5')).toBe(true);
       await store.leases.abandonLeases();
 
       expect(await store.leases.rescueLostTasks()).toStrictEqual({ failed: 0, resumed: 1 });
       const done = await within('the resumed task completing', store.waitForCompletion(id));
       expect(done?.result).toStrictEqual(resultText('resumed from step 1'));
       expect(calls).toHaveLength(1);
-      expect(calls[0]).toMatchObject({ taskId: id, previousAttempts: 1, lostRunner: store.leases.runnerId, context: { toolName: TOOL, arguments: { step: 1 } } });
+      expect(calls[0]).toMatchObject({
+        taskId: id,
+        previousAttempts: 1,
+        lostRunner: store.leases.runnerId,
+        lastStatusMessage: 'step 3 of 5',
+        context: { toolName: TOOL, arguments: { step: 1 } },
+      });
       expect(calls[0]!.task.statusMessage).toMatch(/^Resuming after runner .+ was lost \(resume 1\)$/);
       expect(await store.leases.leaseOf(id)).toBeNull();
       expect(await store.leases.rescueLostTasks()).toStrictEqual({ failed: 0, resumed: 0 });
