@@ -37,6 +37,11 @@ interface Session {
 
 export function era2025(options: Era2025Options): ProtocolEra & { readonly sessionCount: number } {
   const sessions = new Map<string, Session>();
+  // Made once, not per session: a resumable tool's resume hook belongs to the server, which may
+  // resume a task when no session is open at all.
+  const taskHandlers = new Map(
+    options.tools.filter((tool) => tool.taskSupport !== 'forbidden').map((tool) => [tool.name, taskHandler(options.tasks, tool, options.pollIntervalMs)]),
+  );
 
   const newSession = async (): Promise<Session> => {
     const server = new McpServer(options.serverInfo ?? { name: 'mcp-task-store-postgres demo', version: '0.1.0' }, {
@@ -45,7 +50,7 @@ export function era2025(options: Era2025Options): ProtocolEra & { readonly sessi
       taskMessageQueue: options.queue,
     });
     options.tasks.attach(server);
-    for (const tool of options.tools) register(server, options.tasks, tool, options.pollIntervalMs);
+    for (const tool of options.tools) register(server, tool, taskHandlers.get(tool.name));
     options.configure?.(server);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -86,14 +91,15 @@ export function era2025(options: Era2025Options): ProtocolEra & { readonly sessi
   };
 }
 
-/** One era-neutral tool as an SDK 1.x tool: a plain tool, or a task tool through `taskTool`. */
-function register(server: McpServer, tasks: SdkTaskStore, tool: ToolDefinition, pollIntervalMs: number | undefined): void {
+/** One era-neutral tool as an SDK 1.x tool: a plain tool, or a task tool with its `taskTool` handler. */
+function register(server: McpServer, tool: ToolDefinition, handler: ReturnType<typeof taskHandler> | undefined): void {
   const config = { title: tool.title, description: tool.description, inputSchema: tool.inputSchema };
-  if (tool.taskSupport === 'forbidden') {
+  if (handler === undefined) {
     server.registerTool(tool.name, config, async (args: unknown, extra) =>
       tool.run(args as never, {
         signal: extra.signal,
         reportStatus: async () => {},
+        resumedFrom: null,
         elicit: async (questions) => {
           const entries = Object.entries(questions).map(async ([key, question]) => {
             const answer = await extra.sendRequest({ method: 'elicitation/create', params: formParams(question) }, ElicitResultSchema);
@@ -105,19 +111,22 @@ function register(server: McpServer, tasks: SdkTaskStore, tool: ToolDefinition, 
     );
     return;
   }
-  server.experimental.tasks.registerToolTask(
-    tool.name,
-    { ...config, execution: { taskSupport: tool.taskSupport } },
-    taskTool(tasks, async (args, context: TaskToolContext) => tool.run(args as never, toolContext(context)) as never, {
-      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
-    }),
-  );
+  const taskSupport = tool.taskSupport === 'required' ? 'required' : 'optional';
+  server.experimental.tasks.registerToolTask(tool.name, { ...config, execution: { taskSupport } }, handler);
+}
+
+function taskHandler(tasks: SdkTaskStore, tool: ToolDefinition, pollIntervalMs: number | undefined) {
+  return taskTool(tasks, async (args, context: TaskToolContext) => tool.run(args as never, toolContext(context)) as never, {
+    ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+    ...(tool.resumable ? { resumable: { toolName: tool.name } } : {}),
+  });
 }
 
 function toolContext(context: TaskToolContext): ToolContext {
   return {
     signal: context.signal,
     reportStatus: (message) => context.reportStatus(message),
+    resumedFrom: context.resumed ? (context.resumed.lastProgress ?? '') : null,
     elicit: async (questions) =>
       context.elicit(Object.fromEntries(Object.entries(questions).map(([key, question]) => [key, formParams(question)]))),
   };

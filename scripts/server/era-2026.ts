@@ -91,6 +91,7 @@ function registerTool(router: TaskRouter, tool: ToolDefinition): void {
       description: tool.description,
       inputSchema: z.object(tool.inputSchema),
       taskSupport: tool.taskSupport,
+      ...(tool.resumable && { resumable: true }),
       ...(immediate !== undefined && { immediate }),
     },
     async (args, context) => {
@@ -99,6 +100,7 @@ function registerTool(router: TaskRouter, tool: ToolDefinition): void {
           signal: context.signal,
           reportStatus: (message) => context.reportProgress(message),
           elicit: async (questions) => answersOrAsk(questions, context),
+          resumedFrom: context.resumed ? (context.resumed.lastProgress ?? '') : null,
         });
       } catch (error) {
         if (error instanceof AnswersNeeded) return inputRequired({ inputRequests: elicitations(error.questions) });

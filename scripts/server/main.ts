@@ -5,11 +5,13 @@
  * MCP_DEMO_RUN=0 to skip it), prints how to connect and a psql command showing the task history,
  * and shuts down cleanly on Ctrl-C (SIGINT) or SIGTERM.
  *
- * Several processes with different PORTs on one DATABASE_URL serve the same tasks.
+ * Several processes with different PORTs on one DATABASE_URL serve the same tasks; when one dies
+ * mid-task, another resumes its `slow_compute` tasks. MCP_HEARTBEAT_MS and MCP_LEASE_MS set the
+ * execution leases (default 10000 and 30000: a dead server's task is rescued within about 40 s).
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { migrate } from '../../src/index.js';
+import { migrate, type LeaseOptions } from '../../src/index.js';
 import { openScriptDatabase } from '../database.js';
 import { scriptPool } from '../support.js';
 import { runDemo, type DemoRun } from './demo-run.js';
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
     const { applied } = await migrate({ pool, schema: SCHEMA });
     console.log(`migrations applied now: ${applied.length ? applied.join(', ') : 'none (already up to date)'}`);
     // Tasks are kept for a day unless a client asks otherwise, so there is history to look at.
-    server = await startMcpServer({ pool, schema: SCHEMA, port, store: { defaultTtlMs: DAY_MS } });
+    server = await startMcpServer({ pool, schema: SCHEMA, port, store: { defaultTtlMs: DAY_MS, leases: leaseOptions() } });
   } catch (error) {
     await stopDatabase();
     throw error;
@@ -77,7 +79,16 @@ async function main(): Promise<void> {
   const url = process.env.DATABASE_URL ? '"$DATABASE_URL"' : `'${database.connectionString}'`;
   console.log('\ntask history in SQL (the README has more queries):');
   console.log(`  psql ${url} -c '${HISTORY_QUERY}'`);
+  console.log(`\nrunner: ${server.store.leases.runnerId} (its tasks are resumed or failed by another server if it dies)`);
   console.log(`\nready: ${server.url} (Ctrl-C to stop)`);
+}
+
+/** MCP_HEARTBEAT_MS and MCP_LEASE_MS, when set; the rescuer then runs once per heartbeat. */
+function leaseOptions(): LeaseOptions {
+  const setting = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+  const heartbeatMs = setting('MCP_HEARTBEAT_MS');
+  const leaseMs = setting('MCP_LEASE_MS');
+  return { ...(heartbeatMs !== undefined && { heartbeatMs, rescueIntervalMs: heartbeatMs }), ...(leaseMs !== undefined && { leaseMs }) };
 }
 
 await main();

@@ -31,6 +31,11 @@ export interface ToolContext {
   reportStatus(message: string): Promise<void>;
   /** Asks the client every question at once, keyed by names of the tool's choosing. */
   elicit(questions: Record<string, ElicitationQuestion>): Promise<Record<string, ElicitationAnswer>>;
+  /**
+   * In a run that resumes a task whose server died (a `resumable` tool): the last progress
+   * message the lost run reported ('' if none). null in every other run.
+   */
+  resumedFrom: string | null;
 }
 
 /** Thrown by a tool whose call must end in a JSON-RPC error rather than in a result. */
@@ -51,6 +56,8 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   description: string;
   inputSchema: Shape;
   taskSupport: TaskSupport;
+  /** Run again on a live server when the one running its task dies, rather than fail the task. */
+  resumable?: boolean;
   run(args: z.output<z.ZodObject<Shape>>, context: ToolContext): Promise<CallToolResult>;
 }
 
@@ -81,21 +88,30 @@ export const slowCompute = tool({
   name: 'slow_compute',
   title: 'Slow compute',
   description:
-    'Works for `seconds` seconds, reporting progress in the task status message, then returns a text result. Stops early when cancelled.',
+    'Works for `seconds` seconds, reporting progress in the task status message, then returns a text result. Stops early when cancelled; resumes from its last progress on another server when its own dies.',
   inputSchema: {
     seconds: z.number().min(0).max(3600).describe('How long to work (0: at once)'),
     label: z.string().optional().describe('Named in the progress messages and the result'),
   },
   taskSupport: 'optional',
+  resumable: true,
   run: async ({ seconds, label }, context) => {
     const name = label ?? 'slow_compute';
-    for (let done = 0; done < seconds; done = Math.min(seconds, done + 1)) {
+    const resumedAt = context.resumedFrom === null ? null : progressIn(context.resumedFrom, name);
+    for (let done = resumedAt ?? 0; done < seconds; done = Math.min(seconds, done + 1)) {
       await context.reportStatus(`${name}: ${done} of ${seconds} s`);
       await pause(Math.min(1, seconds - done) * 1000, context.signal);
     }
-    return text(`${name}: computed for ${seconds} s`);
+    const resumed = resumedAt === null ? '' : ` (resumed at ${resumedAt} s)`;
+    return text(`${name}: computed for ${seconds} s${resumed}`);
   },
 });
+
+/** The seconds done in a `slow_compute` progress message (0 for anything else). */
+function progressIn(message: string, name: string): number {
+  const match = /: (\d+(?:\.\d+)?) of [\d.]+ s$/.exec(message);
+  return match && message.startsWith(`${name}: `) ? Number(match[1]) : 0;
+}
 
 export const confirmDelete = tool({
   name: 'confirm_delete',

@@ -5,6 +5,7 @@ export { defaultPrincipal, TASK_NOT_FOUND, TASK_EXPIRED, type PrincipalResolver 
 export type {
   TaskSupport,
   ToolCallContext,
+  ResumedRun,
   ToolHandler,
   ToolOptions,
   ToolOutcome,

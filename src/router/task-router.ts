@@ -101,7 +101,9 @@ export class TaskRouter {
     handler: ToolHandler<z.output<Schema>>,
   ): this {
     if (this.tools.has(name)) throw new Error(`tool '${name}' is already registered`);
-    this.tools.set(name, registeredTool(name, options, handler));
+    const tool = registeredTool(name, options, handler);
+    this.tools.set(name, tool);
+    this.runner.resumeOnRescue(tool);
     return this;
   }
 
@@ -177,6 +179,7 @@ export class TaskRouter {
         inputResponses,
         principal,
         reportProgress: async () => {},
+        resumed: null,
       };
       const outcome = await tool.handler(args, context);
       if (isInputRequiredResult(outcome)) return this.checkedInputRequest(outcome, clientCapabilities);
@@ -184,7 +187,7 @@ export class TaskRouter {
     }
 
     const ttlMs = tool.ttlMs !== undefined ? tool.ttlMs : this.ttlMs;
-    const { taskId, token } = await this.store.createTask({
+    const { taskId, token } = await this.runner.createTask({
       toolName: tool.name,
       arguments: args,
       owner: principal,

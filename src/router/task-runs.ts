@@ -10,14 +10,21 @@
  *
  * Cancellation reaches the handler through the store's token: `tasks/cancel` on any instance raises
  * it on the instance running the handler (in PostgreSQL through LISTEN/NOTIFY).
+ *
+ * On a store with execution leases, the instance running a round holds the task's lease for it
+ * (src/contract/leases.ts): a round that parks the task gives it up, since nothing runs while the
+ * task waits for input, and the instance that resumes it takes it again. If the instance dies
+ * mid-round, the rescuer fails the task or, for a `resumable` tool, runs the handler again on an
+ * instance that registered it.
  */
 import { InputRequestsV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { ProtocolError, isInputRequiredResult } from '@modelcontextprotocol/server';
 import type { CancellationToken } from '../contract/cancellation.js';
 import { TaskStoreError } from '../contract/errors.js';
+import { offersLeases, type ResumeRequest } from '../contract/leases.js';
 import type { CallToolResult, InputRequests, InputResponses, JsonRpcError, TaskOwner, TaskStore } from '../contract/types.js';
 import { missingInputCapabilities } from './input-capabilities.js';
-import type { RegisteredTool, ToolCallContext, ToolOutcome } from './tools.js';
+import type { RegisteredTool, ResumedRun, ToolCallContext, ToolOutcome } from './tools.js';
 
 export interface TaskRun {
   taskId: string;
@@ -28,6 +35,7 @@ export interface TaskRun {
   principal: TaskOwner;
   /** The client capabilities of the request that started this round: what the client can answer. */
   clientCapabilities: unknown;
+  resumed?: ResumedRun;
 }
 
 export class TaskRunner {
@@ -40,9 +48,46 @@ export class TaskRunner {
 
   /** Starts a round in the background; `drain()` waits for every round still running. */
   start(run: TaskRun): void {
+    void this.track(run);
+  }
+
+  /** Creates a tool's task, leased to this instance when the store has leases, since it runs here. */
+  createTask(input: Parameters<TaskStore['createTask']>[0]): ReturnType<TaskStore['createTask']> {
+    return offersLeases(this.store) ? this.store.leases.createLeasedTask(input) : this.store.createTask(input);
+  }
+
+  /**
+   * Registers how this instance resumes a `resumable` tool's rescued tasks: the hook's run is one
+   * round, started from the top with `context.resumed` set. Does nothing without leases.
+   */
+  resumeOnRescue(tool: RegisteredTool): void {
+    if (!tool.resumable || !offersLeases(this.store)) return;
+    this.store.leases.onResume(tool.name, (request) => this.rescued(tool, request));
+  }
+
+  private async rescued(tool: RegisteredTool, { taskId, context, previousAttempts, lostRunner, lastStatusMessage }: ResumeRequest): Promise<void> {
+    const args = tool.parseArguments(context.arguments);
+    if (!args.ok) throw new Error(`the task's arguments no longer match tool '${tool.name}': ${args.message}`);
+    const owner = await this.store.taskOwner(taskId);
+    if (owner === null) return;
+    await this.track({
+      taskId,
+      tool,
+      args: args.args,
+      inputResponses: context.inputResponses,
+      token: context.token,
+      principal: owner.owner,
+      // Nobody is asking: no client can answer input this round asks for.
+      clientCapabilities: {},
+      resumed: { previousAttempts, lostRunner, lastProgress: lastStatusMessage },
+    });
+  }
+
+  private track(run: TaskRun): Promise<void> {
     const round = this.runRound(run).catch((error: unknown) => this.onError(asError(error)));
     this.active.add(round);
     void round.finally(() => this.active.delete(round));
+    return round;
   }
 
   /** Resumes a task whose last outstanding request was just answered. */
@@ -59,6 +104,8 @@ export class TaskRunner {
       await this.store.failTask(taskId, { code: -32602, message: `the task's arguments no longer match tool '${context.toolName}': ${args.message}` });
       return;
     }
+    // The task left input_required on this instance: this one runs it now, under its lease.
+    if (offersLeases(this.store) && !(await this.store.leases.acquireLease(taskId))) return;
     this.start({
       taskId,
       tool: registered,
@@ -84,6 +131,7 @@ export class TaskRunner {
       reportProgress: async (message) => {
         await this.store.setStatus(run.taskId, 'working', message);
       },
+      resumed: run.resumed ?? null,
     };
     let outcome: ToolOutcome;
     try {
@@ -94,6 +142,7 @@ export class TaskRunner {
     }
     if (isInputRequiredResult(outcome)) {
       await this.park(run, outcome.inputRequests);
+      if (offersLeases(this.store)) await this.store.leases.releaseLease(run.taskId);
       return;
     }
     await this.complete(run.taskId, outcome);

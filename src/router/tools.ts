@@ -31,6 +31,20 @@ export interface ToolCallContext {
   readonly principal: TaskOwner;
   /** Sets the task's status message while it works; does nothing for a synchronous call. */
   reportProgress(message: string): Promise<void>;
+  /**
+   * Set when this run resumes a task whose runner died (a `resumable` tool): pick up from
+   * `lastProgress`, the last message the lost run reported. null in every other run.
+   */
+  readonly resumed: ResumedRun | null;
+}
+
+export interface ResumedRun {
+  /** Runs a rescue ended before this one. */
+  readonly previousAttempts: number;
+  /** The runner id of the instance that was lost. */
+  readonly lostRunner: string | null;
+  /** The progress message the lost run last reported, if any. */
+  readonly lastProgress: string | null;
 }
 
 /** What a handler returns: the tool's result, or a request for input. */
@@ -68,6 +82,12 @@ export interface ToolOptions<Schema extends z.ZodType<Record<string, unknown>>> 
     args: z.output<Schema>,
     context: PrepareContext,
   ) => InputRequiredResult | { arguments: z.output<Schema> } | void | Promise<InputRequiredResult | { arguments: z.output<Schema> } | void>;
+  /**
+   * When the instance running one of this tool's tasks dies, run the handler again on a live
+   * instance (with `context.resumed` set) instead of failing the task. Only on a store with
+   * execution leases, and only as many times as its `leases.maxAttempts`. Default false.
+   */
+  resumable?: boolean;
   /** The task's TTL (ms from creation; null: never expires). Default: the router's. */
   ttlMs?: number | null;
   /** The polling interval suggested to clients. Default: the router's. */
@@ -78,6 +98,7 @@ export interface ToolOptions<Schema extends z.ZodType<Record<string, unknown>>> 
 export interface RegisteredTool {
   name: string;
   taskSupport: TaskSupport;
+  resumable: boolean;
   ttlMs?: number | null;
   pollIntervalMs?: number;
   declaration: Tool;
@@ -106,6 +127,7 @@ export function registeredTool<Schema extends z.ZodType<Record<string, unknown>>
   return {
     name,
     taskSupport: options.taskSupport ?? 'forbidden',
+    resumable: options.resumable ?? false,
     ...(options.ttlMs !== undefined && { ttlMs: options.ttlMs }),
     ...(options.pollIntervalMs !== undefined && { pollIntervalMs: options.pollIntervalMs }),
     declaration,

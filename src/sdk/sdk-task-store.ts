@@ -41,6 +41,7 @@ import {
 import { currentTaskRequest, defaultPrincipal, type PrincipalOf } from './request-context.js';
 import { bindServer } from './server-binding.js';
 import { MemorySessionTaskIndex, type SessionTaskIndex } from './session-index.js';
+import { offersLeases } from '../contract/leases.js';
 import { describeCall, failureOf, resultOfFailure, toPollIntervalMs, toSdkTask, toTtlMs } from './task-mapping.js';
 
 export interface SdkTaskStoreOptions {
@@ -141,8 +142,10 @@ export class SdkTaskStore implements SdkTaskStoreContract {
     const call = describeCall(request);
     const ttlMs = toTtlMs(taskParams.ttl, this.maxTtlMs);
     const pollIntervalMs = toPollIntervalMs(taskParams.pollInterval) ?? this.defaultPollIntervalMs;
+    const input = { ...call, ...(ttlMs !== undefined ? { ttlMs } : {}), owner, pollIntervalMs };
+    // The SDK runs a task's tool in the process that created it: under this instance's lease.
     const { taskId, token } = await this.call(() =>
-      this.store.createTask({ ...call, ...(ttlMs !== undefined ? { ttlMs } : {}), owner, pollIntervalMs }),
+      offersLeases(this.store) ? this.store.leases.createLeasedTask(input) : this.store.createTask(input),
     );
     this.rememberOwner(taskId, owner);
     this.created.set(taskId, { token, taskAugmented: (request.params as { task?: unknown } | undefined)?.task !== undefined });

@@ -12,6 +12,11 @@
  * `context.elicit` asks the client through the SDK (the request travels on the client's
  * tasks/result stream) and also records the question and the answer in the store
  * (`requireInput` / `applyInputResponses`), so they are visible in SQL and to other instances.
+ *
+ * On a store with execution leases the task is leased to this instance while `run` runs. With
+ * `resumable: { toolName }`, a task of that tool whose instance died is run again, on an instance
+ * that registered the same tool, with `context.resumed` set and no request behind it (`extra` is
+ * absent and `elicit` refuses); its outcome is stored as any run's.
  */
 import type { CreateTaskRequestHandlerExtra, ToolTaskHandler } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
@@ -23,7 +28,9 @@ import {
   type Result,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { CancellationToken } from '../contract/cancellation.js';
+import { offersLeases, type ResumeRequest } from '../contract/leases.js';
 import { isTerminal, type InputRequests, type JsonRpcError } from '../contract/types.js';
+import { failureOf } from './task-mapping.js';
 import { currentTaskRequest } from './request-context.js';
 import type { SdkTaskStore } from './sdk-task-store.js';
 
@@ -40,8 +47,10 @@ export interface TaskToolContext {
    * `input_required` until the last one arrives. Rejects if the task is cancelled meanwhile.
    */
   elicit(requests: Record<string, ElicitRequestFormParams>): Promise<Record<string, ElicitResult>>;
-  /** The SDK's handler extra of the tools/call that created the task. */
-  extra: CreateTaskRequestHandlerExtra;
+  /** The SDK's handler extra of the tools/call that created the task; absent in a resumed run. */
+  extra?: CreateTaskRequestHandlerExtra;
+  /** Set when this run resumes a task whose instance died: pick up from `lastProgress`. */
+  resumed: { previousAttempts: number; lostRunner: string | null; lastProgress: string | null } | null;
 }
 
 export type TaskToolRun<Shape extends ZodRawShapeCompat> = (
@@ -54,6 +63,11 @@ export interface TaskToolOptions {
   pollIntervalMs?: number;
   /** Where failures to record an outcome go (the database down, say). Default: console.error. */
   onError?: (error: unknown, taskId: string) => void;
+  /**
+   * Run a task of this tool again when the instance running it dies, instead of failing it. Name
+   * the tool as registered; every instance that registers it may resume its tasks.
+   */
+  resumable?: { toolName: string };
 }
 
 /** The longest delay a Node.js timer accepts. */
@@ -83,8 +97,10 @@ export function taskTool<Shape extends ZodRawShapeCompat>(
         extra,
         reportStatus: (message) => extra.taskStore.updateTaskStatus(taskId, 'working', message),
         elicit: (requests) => elicit(tasks, extra, { taskId, token, taskAugmented, deadline }, requests),
+        resumed: null,
       };
-      void settle(tasks, extra, context, () => run(args, context)).catch((error) => onError(error, taskId));
+      const store = { storeTaskResult: extra.taskStore.storeTaskResult.bind(extra.taskStore) };
+      void settle(tasks, store, context, () => run(args, context)).catch((error) => onError(error, taskId));
       return { task };
     },
     getTask: async (_args: unknown, extra: { taskId: string; taskStore: CreateTaskRequestHandlerExtra['taskStore'] }) =>
@@ -92,12 +108,42 @@ export function taskTool<Shape extends ZodRawShapeCompat>(
     getTaskResult: async (_args: unknown, extra: { taskId: string; taskStore: CreateTaskRequestHandlerExtra['taskStore'] }) =>
       (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
   };
+  if (options.resumable && offersLeases(tasks.store)) {
+    tasks.store.leases.onResume(options.resumable.toolName, (request) => resume(tasks, run, request));
+  }
   return handler as unknown as ToolTaskHandler<Shape>;
 }
 
+/** A rescued task's run: no request, so its outcome goes to the store directly. */
+async function resume<Shape extends ZodRawShapeCompat>(tasks: SdkTaskStore, run: TaskToolRun<Shape>, request: ResumeRequest): Promise<void> {
+  const { taskId, context: resumeContext } = request;
+  const context: TaskToolContext = {
+    taskId,
+    signal: resumeContext.token.signal,
+    token: resumeContext.token,
+    reportStatus: async (message) => {
+      await tasks.store.setStatus(taskId, 'working', message);
+    },
+    elicit: async () => {
+      throw new Error(`task ${taskId} resumed without a client to ask: a resumed run cannot elicit`);
+    },
+    resumed: { previousAttempts: request.previousAttempts, lostRunner: request.lostRunner, lastProgress: request.lastStatusMessage },
+  };
+  const store = {
+    storeTaskResult: async (id: string, status: 'completed' | 'failed', result: Result) => {
+      if (status === 'completed') await tasks.store.completeTask(id, result as never);
+      else await tasks.store.failTask(id, failureOf(result));
+    },
+  };
+  await settle(tasks, store, context, () => run(resumeContext.arguments as ShapeOutput<Shape>, context));
+}
+
+/** Where a run's outcome is stored: the SDK's request-bound task store, or the store itself. */
+type OutcomeStore = { storeTaskResult(taskId: string, status: 'completed' | 'failed', result: Result): Promise<void> };
+
 async function settle(
   tasks: SdkTaskStore,
-  extra: CreateTaskRequestHandlerExtra,
+  outcomes: OutcomeStore,
   context: TaskToolContext,
   run: () => Promise<CallToolResult>,
 ): Promise<void> {
@@ -109,7 +155,7 @@ async function settle(
   }
   if (tasks.isClosed) return;
   try {
-    await record(tasks, extra, context, outcome);
+    await record(tasks, outcomes, context, outcome);
   } catch (error) {
     // Cancelled, expired or settled meanwhile: there is no outcome left to record.
     const task = await tasks.store.getTask(context.taskId);
@@ -119,14 +165,14 @@ async function settle(
 
 async function record(
   tasks: SdkTaskStore,
-  extra: CreateTaskRequestHandlerExtra,
+  outcomes: OutcomeStore,
   context: TaskToolContext,
   outcome: { result: CallToolResult } | { error: unknown },
 ): Promise<void> {
   if (context.token.isCancelled) return;
   if ('result' in outcome) {
     const { result } = outcome;
-    await extra.taskStore.storeTaskResult(context.taskId, result.isError ? 'failed' : 'completed', result as Result);
+    await outcomes.storeTaskResult(context.taskId, result.isError ? 'failed' : 'completed', result as Result);
     return;
   }
   const error = outcome.error as { code?: unknown; message?: unknown; data?: unknown } | null;
@@ -136,7 +182,7 @@ async function record(
     if (await tasks.store.failTask(context.taskId, rpcError)) await notifyStatus(tasks, context.taskId);
     return;
   }
-  await extra.taskStore.storeTaskResult(context.taskId, 'failed', {
+  await outcomes.storeTaskResult(context.taskId, 'failed', {
     content: [{ type: 'text', text: message }],
     isError: true,
   });

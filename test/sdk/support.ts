@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process';
 import type { IncomingMessage } from 'node:http';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -95,7 +94,9 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** `npm start`'s program as its own process, on `databaseUrl`; resolves once it prints `ready:`. */
 export async function spawnServer(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await findFreePort();
-  const child = spawn(join(REPO_ROOT, 'node_modules/.bin/tsx'), ['scripts/server/main.ts'], {
+  // node itself, not the tsx binary, which runs the program in a child of its own: a SIGKILL
+  // must reach the server.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/server/main.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
