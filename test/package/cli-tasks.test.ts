@@ -81,6 +81,7 @@ describe('tasks', () => {
           createdAt: expect.any(String),
           lastUpdatedAt: expect.any(String),
           expiresAt: expect.any(String),
+          lease: null,
         },
       ],
       nextCursor: null,
@@ -102,8 +103,8 @@ describe('tasks', () => {
     expect(result.code).toBe(0);
     expect(result.out[0]).toBe(header(schema));
     const lines = result.out[1]!.split('\n');
-    expect(lines[0]).toMatch(/^TASK {30}STATUS +TOOL +OWNER +CREATED +UPDATED +MESSAGE$/);
-    expect(lines[1]).toMatch(new RegExp(`^${b}  working +deploy +- +\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ +\\S+ +step 2 of 3 retrying$`));
+    expect(lines[0]).toMatch(/^TASK {30}STATUS +TOOL +OWNER +CREATED +UPDATED +RUNNER +MESSAGE$/);
+    expect(lines[1]).toMatch(new RegExp(`^${b}  working +deploy +- +\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ +\\S+ +- +step 2 of 3 retrying$`));
     expect(lines.slice(2)).toEqual(['', expect.stringMatching(/^1 task; next page: --cursor \d+-[0-9a-f]{32}$/)]);
     const cursor = lines[3]!.split(' ').at(-1)!;
     const next = (await cli(['tasks', '--schema', schema, '--limit', '1', '--cursor', cursor], env())).out[1]!.split('\n');
@@ -158,6 +159,8 @@ describe('show', () => {
         error: { code: -32603, message: 'cluster unreachable' },
       },
       tombstone: null,
+      lease: null,
+      rescues: [],
       inputRequests: [
         {
           key: 'approval',

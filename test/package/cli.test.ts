@@ -148,6 +148,8 @@ describe('status', () => {
         'tombstones      1',
         `oldest working  ${oldest} (crawl, owner alice), running for 2h 00m`,
         'listeners       1 connected (any schema of this database)',
+        'runners         none running tasks',
+        'rescued         0 resumed, 0 failed in the last day',
         'reaper          no reaper activity recorded',
       ]);
 
@@ -165,6 +167,7 @@ describe('status', () => {
         oldestWorking: { taskId: oldest, toolName: 'crawl', owner: 'alice', createdAt: expect.any(String), ageMs: expect.any(Number) },
         listeners: 1,
         reaper: [],
+        leases: { runners: [], awaitingResume: 0, rescuedLastDay: { failed: 0, resumed: 0 } },
       });
       expect(json.oldestWorking.ageMs).toBeGreaterThanOrEqual(7_200_000);
     } finally {

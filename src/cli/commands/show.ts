@@ -3,6 +3,7 @@ import { isTerminal } from '../../contract/types.js';
 import { announce, CliError, printJson, type Command } from '../command.js';
 import { requireMigrated, withDatabase } from '../database.js';
 import { formatDuration, formatFields, formatOwner, formatTable, truncate } from '../format.js';
+import { describeLease, readLeases, readRescues, type RescueLine, type TaskLeaseLine } from '../lease-queries.js';
 import {
   readHistory,
   readInputRequests,
@@ -20,7 +21,8 @@ export const showCommand: Command = {
   synopsis: '<taskId>',
   description: `Shows a task: status, tool, owner, times, ttl and expiry, status message (and the error of a
 failed task); the input requests it issued, with their answers; and its history, each
-transition with the time spent in the status before it. An expired task shows what its
+transition with the time spent in the status before it; the runner holding a running task's
+lease, and every rescue of the task after a runner died. An expired task shows what its
 tombstone keeps (owner and expiry) and its history, until the reaper purges them.`,
   options: {},
   positionals: ['taskId'],
@@ -32,20 +34,28 @@ tombstone keeps (owner and expiry) and its history, until the reaper purges them
       const task = await readTask(database, taskId);
       const tombstone = task ? null : await readTombstone(database, taskId);
       if (!task && !tombstone) throw new CliError('failure', `no task ${taskId} in schema ${context.schema}`);
-      return { task, tombstone, inputRequests: await readInputRequests(database, taskId), history: await readHistory(database, taskId) };
+      return {
+        task,
+        tombstone,
+        lease: (await readLeases(database, [taskId])).get(taskId) ?? null,
+        rescues: await readRescues(database, taskId),
+        inputRequests: await readInputRequests(database, taskId),
+        history: await readHistory(database, taskId),
+      };
     });
     if (context.json) {
       const { readAt: _readAt, ...task } = found.task ?? { readAt: null };
       return printJson(context, { ...found, task: found.task ? task : null });
     }
-    const lines = found.task ? describeTask(found.task) : describeTombstone(taskId, found.tombstone!);
+    const lines = found.task ? describeTask(found.task, found.lease) : describeTombstone(taskId, found.tombstone!);
+    if (found.rescues.length > 0) lines.push('', 'rescues', ...indent(describeRescues(found.rescues)));
     if (found.inputRequests.length > 0) lines.push('', 'input requests', ...indent(describeInputRequests(found.inputRequests)));
     if (found.history.length > 0) lines.push('', 'history', ...indent(describeHistory(found.history, found.task)));
     context.io.out(lines.join('\n'));
   },
 };
 
-function describeTask(task: TaskDetail): string[] {
+function describeTask(task: TaskDetail, lease: TaskLeaseLine | null): string[] {
   const fields: [string, string][] = [
     ['task', task.taskId],
     ['status', task.expired ? `${task.status}, expired: awaiting the reaper` : task.status],
@@ -57,6 +67,7 @@ function describeTask(task: TaskDetail): string[] {
   ];
   if (task.pollIntervalMs !== null) fields.push(['poll interval', formatDuration(task.pollIntervalMs)]);
   if (task.cancelRequestedAt) fields.push(['cancel', `requested ${task.cancelRequestedAt.toISOString()}`]);
+  if (lease) fields.push(['runner', describeLease(lease)]);
   fields.push(['message', task.statusMessage ?? '-']);
   if (task.error) fields.push(['error', truncate(JSON.stringify(task.error), 200)]);
   return formatFields(fields);
@@ -98,6 +109,11 @@ function describeHistory(history: Transition[], task: TaskDetail | null): string
   if (isTerminal(last.toStatus)) lines.push(`${last.toStatus} after ${formatDuration(last.at.getTime() - first.at.getTime())} in all`);
   else if (task) lines.push(`${last.toStatus} for ${formatDuration(task.readAt.getTime() - last.at.getTime())} so far`);
   return lines;
+}
+
+function describeRescues(rescues: RescueLine[]): string[] {
+  const rows = rescues.map((rescue) => [rescue.at.toISOString(), rescue.outcome, rescue.lostRunner ?? '-', rescue.rescuedBy]);
+  return formatTable(['AT', 'OUTCOME', 'LOST RUNNER', 'RESCUED BY'], rows);
 }
 
 function indent(lines: string[]): string[] {

@@ -3,6 +3,7 @@ import { parseChoice, parseCount, parseSince } from '../arguments.js';
 import { announce, CliError, printJson, type Command } from '../command.js';
 import { requireMigrated, withDatabase } from '../database.js';
 import { count, formatOwner, formatTable, formatTime, truncate } from '../format.js';
+import { readLeases } from '../lease-queries.js';
 import { listTasks, TASK_STATUSES, type ListingPosition, type TaskFilter } from '../operator-queries.js';
 
 const DEFAULT_LIMIT = 50;
@@ -12,8 +13,9 @@ const CURSOR = /^(\d{1,20})-([0-9a-f]{32})$/;
 export const tasksCommand: Command = {
   name: 'tasks',
   summary: 'list live tasks, newest first, with filters and pages',
-  description: `Lists live tasks (not those past their expiry), newest first, as a table. A full page ends with
-the --cursor that continues it: repeat the same filters with it.`,
+  description: `Lists live tasks (not those past their expiry), newest first, as a table, with the runner
+holding each running task's lease. A full page ends with the --cursor that continues it:
+repeat the same filters with it.`,
   options: {
     status: { type: 'string', value: '<status>', help: `only tasks in this status: ${TASK_STATUSES.join(', ')}` },
     owner: { type: 'string', value: '<owner>', help: 'only tasks of this owner' },
@@ -35,7 +37,9 @@ the --cursor that continues it: repeat the same filters with it.`,
     announce(context);
     const { tasks, next } = await withDatabase(context, 1, async (database) => {
       await requireMigrated(database, { allowBehind: false });
-      return listTasks(database, filter, after, limit);
+      const page = await listTasks(database, filter, after, limit);
+      const leases = await readLeases(database, page.tasks.map((task) => task.taskId));
+      return { ...page, tasks: page.tasks.map((task) => ({ ...task, lease: leases.get(task.taskId) ?? null })) };
     });
     const nextCursor = next ? `${next.createdUs}-${next.taskId}` : null;
     if (context.json) return printJson(context, { tasks, nextCursor });
@@ -48,9 +52,10 @@ the --cursor that continues it: repeat the same filters with it.`,
       formatOwner(task.owner),
       formatTime(task.createdAt),
       formatTime(task.lastUpdatedAt),
+      task.lease ? (task.lease.runnerId ?? 'awaiting resume') + (task.lease.overdue ? ' (overdue)' : '') : '-',
       truncate(task.statusMessage, 60),
     ]);
-    const lines = formatTable(['TASK', 'STATUS', 'TOOL', 'OWNER', 'CREATED', 'UPDATED', 'MESSAGE'], rows);
+    const lines = formatTable(['TASK', 'STATUS', 'TOOL', 'OWNER', 'CREATED', 'UPDATED', 'RUNNER', 'MESSAGE'], rows);
     lines.push('', nextCursor ? `${count(tasks.length, 'task')}; next page: --cursor ${nextCursor}` : `${count(tasks.length, 'task')}; no more pages`);
     context.io.out(lines.join('\n'));
   },
