@@ -90,6 +90,22 @@ const text = (value: string) => ({ content: [{ type: 'text' as const, text: valu
 // -- Metrics ------------------------------------------------------------------------------------
 
 describe('metrics', () => {
+  test('rescues are counted by outcome, and a rescued failure is a transition to failed', async () => {
+    const telemetry = inMemoryMetrics();
+    const store = stores.open(await stores.schema(), {
+      meterProvider: telemetry.meterProvider,
+      listen: false,
+      leases: { heartbeatMs: 40, leaseMs: 200, rescueIntervalMs: 3_600_000, tools: { resumable: { onLost: 'resume' } } },
+    });
+    for (const toolName of ['render', 'render', 'resumable']) await store.leases.createLeasedTask({ toolName });
+    await store.leases.abandonLeases();
+    expect(await store.leases.rescueLostTasks()).toEqual({ failed: 2, resumed: 1 });
+    const read = await telemetry.read();
+    expect(read.get('mcp_task_store.rescues')?.unit).toBe('{task}');
+    expect(sums(read.get('mcp_task_store.rescues')?.points, 'mcp_task_store.outcome')).toEqual({ failed: 2, resumed: 1 });
+    expect(sums(read.get('mcp_task_store.transitions')?.points, 'mcp_task_store.status')).toEqual({ working: 3, failed: 2 });
+  });
+
   test('transitions are counted by the status reached; a progress message is not a transition', async () => {
     const telemetry = inMemoryMetrics();
     const store = stores.open(await stores.schema(), {
