@@ -3,8 +3,8 @@ import pg from 'pg';
 import type { TaskStore } from '../src/index.js';
 
 /** One task's life as a tool call drives it: create → set status → complete → read the result. */
-export async function storeLifecycle(store: TaskStore): Promise<void> {
-  const { taskId } = await store.createTask({ toolName: 'bench', arguments: { n: 1 } });
+export async function storeLifecycle(store: TaskStore, create: TaskStore['createTask'] = (input) => store.createTask(input)): Promise<void> {
+  const { taskId } = await create({ toolName: 'bench', arguments: { n: 1 } });
   await store.setStatus(taskId, 'working', 'step 1 of 1');
   await store.completeTask(taskId, { content: [{ type: 'text', text: 'done' }] });
   if (!(await store.getTaskResult(taskId))?.result) throw new Error('lost a result');

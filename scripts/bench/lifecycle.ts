@@ -5,11 +5,14 @@
  *
  * - the floor: the four raw `pg` statements a lifecycle needs, on a one-table schema;
  * - PostgresTaskStore, listener on (the default configuration);
+ * - PostgresTaskStore with every task leased, as the MCP integrations run them, its heartbeat
+ *   renewing 1,000 other leased tasks every second meanwhile (ten times the default rate);
  * - MemoryTaskStore, in process (a fresh store per measurement, so its map stays one round long);
  * - pg-boss 12 (send → fetch → complete → getJobById), in a Node 22 child process with a pool of
  *   the same size.
  *
- * Every rate is divided by the floor's rate of the same round.
+ * Every rate is divided by the floor's rate of the same round. Apart from the rounds, the cost of
+ * the heartbeat itself: statements per second and the time of one renewal of 1,000 leases.
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -32,14 +35,29 @@ export interface LifecycleResult {
   options: LifecycleOptions;
   pgBossVersion: string | null;
   byConcurrency: { concurrency: number; contenders: ContenderRounds[] }[];
+  heartbeat?: HeartbeatCost;
+}
+
+export interface HeartbeatCost {
+  leasedTasks: number;
+  heartbeatMs: number;
+  /** Transactions the instance committed per second while it held the leases and did nothing else. */
+  statementsPerSecond: number;
+  /** Lease rows renewed per second. */
+  renewalsPerSecond: number;
+  /** One heartbeat statement renewing every lease, median of the timed runs. */
+  renewMs: number;
 }
 
 export const FLOOR = 'floor (raw pg)';
 export const POSTGRES_STORE = 'PostgresTaskStore';
+export const LEASED_STORE = 'PostgresTaskStore, leased';
 export const MEMORY_STORE = 'MemoryTaskStore';
 export const PG_BOSS = 'pg-boss';
 
 const SCHEMAS = { floor: 'bench_floor', store: 'bench_store', pgBoss: 'bench_pgboss' };
+const HELD_LEASES = 1_000;
+const BENCH_HEARTBEAT_MS = 1_000;
 const PG_BOSS_SCRIPT = fileURLToPath(new URL('./pg-boss-contender.ts', import.meta.url));
 
 function floorLifecycle(pool: pg.Pool): () => Promise<void> {
@@ -108,11 +126,24 @@ export async function runLifecycleBenchmark(connectionString: string, options: L
   await floorPool.query(`DROP SCHEMA IF EXISTS ${SCHEMAS.store} CASCADE; DROP SCHEMA IF EXISTS ${SCHEMAS.pgBoss} CASCADE`);
   await migrate({ pool: floorPool, schema: SCHEMAS.store });
   const store = new PostgresTaskStore({ pool: storePool, schema: SCHEMAS.store, reaper: false });
+  const leasedPool = scriptPool(connectionString, options.poolSize);
+  const leased = new PostgresTaskStore({
+    pool: leasedPool,
+    schema: SCHEMAS.store,
+    reaper: false,
+    leases: { heartbeatMs: BENCH_HEARTBEAT_MS, leaseMs: 10 * BENCH_HEARTBEAT_MS },
+  });
+  for (let i = 0; i < HELD_LEASES; i++) await leased.leases.createLeasedTask({ toolName: 'held', ttlMs: 3_600_000 });
+  const heartbeat = await measureHeartbeat(connectionString, leased);
   const pgBoss = options.pgBoss ? await pgBossContender(connectionString, options.poolSize) : null;
   const floor = floorLifecycle(floorPool);
   const contenders: Contender[] = [
     { name: FLOOR, measure: (concurrency, seconds) => runLoops(floor, concurrency, seconds) },
     { name: POSTGRES_STORE, measure: (concurrency, seconds) => runLoops(() => storeLifecycle(store), concurrency, seconds) },
+    {
+      name: LEASED_STORE,
+      measure: (concurrency, seconds) => runLoops(() => storeLifecycle(leased, (input) => leased.leases.createLeasedTask(input)), concurrency, seconds),
+    },
     memoryContender(),
     ...(pgBoss ? [pgBoss.contender] : []),
   ];
@@ -140,11 +171,61 @@ export async function runLifecycleBenchmark(connectionString: string, options: L
         console.log(`  ${result.name.padEnd(18)} ${result.rate.median.toFixed(0).padStart(7)} lifecycles/s   ${formatRatio(result.ratio)} floor`);
       }
     }
-    return { options, pgBossVersion: pgBoss?.version ?? null, byConcurrency };
+    return { options, pgBossVersion: pgBoss?.version ?? null, byConcurrency, heartbeat };
   } finally {
     await pgBoss?.child.close();
-    await store.close();
+    await Promise.all([store.close(), leased.close()]);
     await floorPool.query(`DROP SCHEMA ${SCHEMAS.floor} CASCADE; DROP SCHEMA ${SCHEMAS.store} CASCADE; DROP SCHEMA IF EXISTS ${SCHEMAS.pgBoss} CASCADE`);
-    await Promise.all([floorPool.end(), storePool.end()]);
+    await Promise.all([floorPool.end(), storePool.end(), leasedPool.end()]);
+  }
+}
+
+/**
+ * The instance holding {@link HELD_LEASES} leases and doing nothing else: its commits per second
+ * (the heartbeat's statements) over a few beats, then one renewal of all of them, timed.
+ */
+async function measureHeartbeat(connectionString: string, leased: PostgresTaskStore): Promise<HeartbeatCost> {
+  const probe = scriptPool(connectionString, 1);
+  try {
+    const counters = async () =>
+      (
+        await probe.query<{ commits: string; renewed: string }>(
+          `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS commits,
+                  (SELECT n_tup_upd FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'task_leases') AS renewed`,
+          [SCHEMAS.store],
+        )
+      ).rows[0]!;
+    const seconds = 5;
+    await probe.query('SELECT pg_stat_clear_snapshot()');
+    const before = await counters();
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    await probe.query('SELECT pg_stat_clear_snapshot()');
+    const after = await counters();
+    // The two counter reads are commits of their own.
+    const statementsPerSecond = (Number(after.commits) - Number(before.commits) - 2) / seconds;
+    const renewalsPerSecond = (Number(after.renewed) - Number(before.renewed)) / seconds;
+    const times: number[] = [];
+    const runner = leased.leases.runnerId;
+    const { rows } = await probe.query<{ task_id: string }>(`SELECT task_id FROM ${SCHEMAS.store}.task_leases WHERE runner_id = $1`, [runner]);
+    const taskIds = rows.map((row) => row.task_id);
+    // The heartbeat's own statement (src/postgres/lease-statements.ts, renew), with its parameters.
+    for (let i = 0; i < 20; i++) {
+      const started = performance.now();
+      await probe.query(
+        `UPDATE ${SCHEMAS.store}.task_leases SET expires_at = now() + 10000::float8 * interval '1 millisecond'
+          WHERE runner_id = $1 AND task_id = ANY($2::text[]) RETURNING task_id`,
+        [runner, taskIds],
+      );
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    const cost = { leasedTasks: HELD_LEASES, heartbeatMs: BENCH_HEARTBEAT_MS, statementsPerSecond, renewalsPerSecond, renewMs: times[10]! };
+    console.log(
+      `heartbeat: ${HELD_LEASES} leased tasks, a beat every ${BENCH_HEARTBEAT_MS} ms: ${statementsPerSecond.toFixed(2)} statements/s, ` +
+        `${renewalsPerSecond.toFixed(0)} lease renewals/s, ${cost.renewMs.toFixed(1)} ms per renewal of all ${HELD_LEASES}`,
+    );
+    return cost;
+  } finally {
+    await probe.end();
   }
 }

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { barChart, distributionChart } from './charts.js';
-import { FLOOR, MEMORY_STORE, PG_BOSS, POSTGRES_STORE } from './lifecycle.js';
+import { FLOOR, LEASED_STORE, MEMORY_STORE, PG_BOSS, POSTGRES_STORE, type LifecycleResult } from './lifecycle.js';
 import { formatMachine } from './machine.js';
 import { MCP_IN_MEMORY, MCP_POSTGRES } from './mcp.js';
 import type { BenchResults, Section } from './results.js';
@@ -43,7 +43,7 @@ function lifecycleSection(results: BenchResults, paths: ReportPaths): string[] {
   const section = results.sections.lifecycle;
   if (!section) return ['Not measured yet.'];
   const { byConcurrency, pgBossVersion } = section.result;
-  const names = [FLOOR, POSTGRES_STORE, MEMORY_STORE, PG_BOSS].filter((name) => byConcurrency[0]?.contenders.some((c) => c.name === name));
+  const names = [FLOOR, POSTGRES_STORE, LEASED_STORE, MEMORY_STORE, PG_BOSS].filter((name) => byConcurrency[0]?.contenders.some((c) => c.name === name));
   const chart = writeChart(
     paths,
     'lifecycle-throughput.svg',
@@ -76,6 +76,18 @@ function lifecycleSection(results: BenchResults, paths: ReportPaths): string[] {
     `![Lifecycles per second by concurrency](${chart})`,
     '',
     table(['concurrency', 'contender', 'lifecycles/s (median)', '× floor: median (min–max)', 'per-round ratios'], rows),
+    ...heartbeatLines(section.result.heartbeat),
+  ];
+}
+
+function heartbeatLines(heartbeat: LifecycleResult['heartbeat']): string[] {
+  if (!heartbeat) return [];
+  return [
+    '',
+    `Heartbeat: an instance holding ${n(heartbeat.leasedTasks)} leases with a beat every ${heartbeat.heartbeatMs} ms commits ` +
+      `**${heartbeat.statementsPerSecond.toFixed(2)} statements/s** (${n(heartbeat.renewalsPerSecond)} lease renewals/s); ` +
+      `one renewal of all of them takes ${heartbeat.renewMs.toFixed(1)} ms. "${LEASED_STORE}" runs its lifecycles leased while ` +
+      'that heartbeat goes on.',
   ];
 }
 

@@ -4,7 +4,7 @@
  */
 import { median } from '../support.js';
 import { GROWTH_OPERATIONS } from './growth.js';
-import { FLOOR, PG_BOSS, POSTGRES_STORE, type LifecycleResult } from './lifecycle.js';
+import { FLOOR, LEASED_STORE, PG_BOSS, POSTGRES_STORE, type LifecycleResult } from './lifecycle.js';
 import { MCP_IN_MEMORY, MCP_POSTGRES } from './mcp.js';
 import type { BenchSections } from './results.js';
 
@@ -59,6 +59,7 @@ export function checkTargets(sections: Partial<BenchSections>): TargetCheck[] {
     check(lifecycle, 'lifecycles at concurrency 16, store / floor', relative(c16, POSTGRES_STORE, FLOOR), 'at least', 0.85, '×'),
     check(lifecycle, 'lifecycles at concurrency 16, store / pg-boss', relative(c16, POSTGRES_STORE, PG_BOSS), 'at least', 2.5, '×'),
     check(lifecycle, 'lifecycles at concurrency 1, store / floor', relative(c1, POSTGRES_STORE, FLOOR), 'at least', 0.95, '×'),
+    check(lifecycle, 'lifecycles at concurrency 16, leased / unleased store', relative(c16, LEASED_STORE, POSTGRES_STORE), 'at least', 0.95, '×'),
     check(mcp, 'MCP tool calls at concurrency 16, PostgreSQL server / in-memory server', relative(mcp16, MCP_POSTGRES, MCP_IN_MEMORY), 'at least', 0.6, '×'),
     check(mcp, 'MCP settle → result across two instances, p50', sections.mcp?.result.resultLatency.acrossInstances.p50, 'at most', 5, 'ms'),
   ];
