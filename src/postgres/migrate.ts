@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { parseOptions } from '../contract/options.js';
 import { toBackendError } from './backend-error.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrationNames, migrationSql } from './migration-files.js';
-import { poolSchema } from './options.js';
+import { poolSchema } from './connection-options.js';
 import { createPool, dialectPool, guardPool } from './pool.js';
 import { DEFAULT_SCHEMA, schemaNameSchema } from './schema-name.js';
 import { readSchemaState, schemaMismatchError } from './schema-version.js';

@@ -12,7 +12,8 @@ import { DEFAULT_MAX_PAYLOAD_BYTES } from '../contract/retention.js';
 import type { RetentionLimits } from '../contract/types.js';
 import { DEFAULT_TTL_MS } from '../contract/validation.js';
 import { reaperOptionsSchema, type ReaperOptions } from './reaper.js';
-import { DEFAULT_SCHEMA, schemaNameSchema } from './schema-name.js';
+import { connectionFields, listenSchema, requiringConnection } from './connection-options.js';
+import { DEFAULT_SCHEMA } from './schema-name.js';
 import { LOGGER_METHODS, type Logger } from './telemetry.js';
 
 export interface PostgresTaskStoreOptions {
@@ -77,15 +78,6 @@ export interface PostgresTaskStoreOptions {
   logger?: Logger;
 }
 
-/** Anything with a pool's methods: a caller's `pg` may be another copy than ours. */
-export const poolSchema = z.custom<pg.Pool>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    ['connect', 'query', 'end', 'on'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
-  'must be a pg.Pool',
-);
-
 /** Structural, like the pool: the caller's OpenTelemetry API may be another copy than ours. */
 const meterProviderSchema = z.custom<MeterProvider>(
   (value) => typeof value === 'object' && value !== null && typeof (value as MeterProvider).getMeter === 'function',
@@ -100,13 +92,11 @@ const loggerSchema = z.custom<Logger>(
   `must be a logger with ${LOGGER_METHODS.join(', ')} methods`,
 );
 
-const optionsSchema = z
-  .strictObject({
-    pool: poolSchema.optional(),
-    connectionString: z.string().min(1).optional(),
-    schema: schemaNameSchema.optional(),
+const optionsSchema = requiringConnection(
+  z.strictObject({
+    ...connectionFields,
     ...commonStoreOptions,
-    listen: z.union([z.literal(false), z.strictObject({ connectionString: z.string().min(1).optional() })]).optional(),
+    listen: listenSchema.optional(),
     // setInterval's bound.
     backstopPollMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
     reaper: z.union([z.literal(false), reaperOptionsSchema]).optional(),
@@ -115,15 +105,12 @@ const optionsSchema = z
     lockTimeoutMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
     meterProvider: meterProviderSchema.optional(),
     logger: loggerSchema.optional(),
-  })
-  .refine((options) => options.pool !== undefined || options.connectionString !== undefined, {
-    message: 'give a pool or a connectionString',
-  })
-  .refine((options) => options.limits?.maxTasks === undefined && options.limits?.maxRetainedBytes === undefined, {
-    message:
-      'maxTasks and maxRetainedBytes bound a process’s memory and do not apply to PostgresTaskStore; use maxPayloadBytes and maxTasksPerOwner',
-    path: ['limits'],
-  });
+  }),
+).refine((options) => options.limits?.maxTasks === undefined && options.limits?.maxRetainedBytes === undefined, {
+  message:
+    'maxTasks and maxRetainedBytes bound a process’s memory and do not apply to PostgresTaskStore; use maxPayloadBytes and maxTasksPerOwner',
+  path: ['limits'],
+});
 
 interface StoreSettings {
   pool: pg.Pool | undefined;

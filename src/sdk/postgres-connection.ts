@@ -27,11 +27,9 @@ export class PostgresConnection {
   private readonly connectionString: string | undefined;
   private closed = false;
 
+  /** `options` as validated by the class that owns the connection (see connection-options.ts). */
   constructor(options: PostgresConnectionOptions, poolSize: number) {
     this.schema = validateSchemaName(options.schema);
-    if (!options.pool && !options.connectionString) {
-      throw new TaskStoreError('invalid_input', 'invalid options: give a pool or a connectionString');
-    }
     this.connectionString = options.connectionString;
     this.ownsPool = !options.pool;
     this.pool = options.pool ?? createPool(options.connectionString, poolSize);

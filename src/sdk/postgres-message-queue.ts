@@ -11,6 +11,8 @@ import type { QueuedMessage, TaskMessageQueue } from '@modelcontextprotocol/sdk/
 import { z } from 'zod';
 import { TaskStoreError } from '../contract/errors.js';
 import { parse } from '../contract/validation.js';
+import { parseOptions } from '../contract/options.js';
+import { connectionFields, listenSchema, requiringConnection } from '../postgres/connection-options.js';
 import { listenerFor, type NotificationListener } from '../postgres/listener.js';
 import { notificationChannel } from '../postgres/schema-name.js';
 import { PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
@@ -33,6 +35,7 @@ const queuedMessageSchema = z.looseObject({
   timestamp: z.number(),
 });
 const sessionSchema = z.string().optional();
+const messageQueueOptionsSchema = requiringConnection(z.strictObject({ ...connectionFields, listen: listenSchema.optional() }));
 const maxSizeSchema = z.number().int().min(0).optional();
 
 interface Waiter {
@@ -48,10 +51,12 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
   private readonly waiters = new Set<Waiter>();
   private pollTimer: NodeJS.Timeout | null = null;
 
+  /** Options are validated up front: a bad one throws `invalid_input` naming it. */
   constructor(options: PostgresTaskMessageQueueOptions) {
-    this.connection = new PostgresConnection(options, 4);
+    const parsed = parseOptions(messageQueueOptionsSchema, options);
+    this.connection = new PostgresConnection(parsed, 4);
     this.channel = notificationChannel(this.connection.schema);
-    this.listener = listenerFor(options.listen, this.connection.pool, this.channel);
+    this.listener = listenerFor(parsed.listen, this.connection.pool, this.channel);
     this.listener?.onNotification((payload) => {
       if (!payload.startsWith(NOTIFY_PREFIX)) return;
       const taskId = payload.slice(NOTIFY_PREFIX.length);

@@ -5,6 +5,9 @@
  */
 import { comparePositions, decodeCursor, encodeCursor, type ListPosition } from '../contract/listing.js';
 import { sql } from 'kysely';
+import { z } from 'zod';
+import { parseOptions } from '../contract/options.js';
+import { connectionFields, requiringConnection } from '../postgres/connection-options.js';
 import { PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
 
 export interface SessionTaskPage {
@@ -66,6 +69,8 @@ export class MemorySessionTaskIndex implements SessionTaskIndex {
   async close(): Promise<void> {}
 }
 
+const sessionIndexOptionsSchema = requiringConnection(z.strictObject(connectionFields));
+
 /**
  * In the task store's schema (`task_sessions`, migration 0002), for `PostgresTaskStore`: the rows
  * go with their task when it is discarded or reaped (the store deletes them), and pages leave out
@@ -74,8 +79,9 @@ export class MemorySessionTaskIndex implements SessionTaskIndex {
 export class PostgresSessionTaskIndex implements SessionTaskIndex {
   private readonly connection: PostgresConnection;
 
+  /** Options are validated up front: a bad one throws `invalid_input` naming it. */
   constructor(options: PostgresConnectionOptions) {
-    this.connection = new PostgresConnection(options, 2);
+    this.connection = new PostgresConnection(parseOptions(sessionIndexOptionsSchema, options), 2);
   }
 
   async add(taskId: string, sessionId: string, createdAt: string): Promise<void> {

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryTaskStore, migrate, PostgresTaskStore, TaskStoreError, type PostgresTaskStoreOptions } from '../../src/index.js';
 import { createPool } from '../../src/postgres/pool.js';
+import { PostgresSessionTaskIndex, PostgresTaskMessageQueue } from '../../src/sdk/index.js';
 import { normalize, outcomeOf, type Outcome } from '../support/differential.js';
 import { tableContents } from '../support/table-contents.js';
 import { useTestDatabase } from '../support/test-database.js';
@@ -195,6 +196,60 @@ describe('options of one store', () => {
     // Only stores on valid options ran, and only reads: the tables are as they were.
     expect(await tableContents(pool, SCHEMA)).toStrictEqual(tablesBefore);
   });
+
+  const connectionOptions = fc.record(
+    {
+      schema: schemaName,
+      listen: listenOption,
+      pool: fc.oneof(
+        { weight: 6, arbitrary: fc.constant('the test pool') },
+        { weight: 1, arbitrary: fc.constantFrom<unknown>({}, 'pool', 42, true, [], { query: 'not a function' }) },
+      ),
+      connectionString: fc.oneof(fc.constantFrom<unknown>(5, {}, [], true), anyHostile),
+      bogus: fc.constant(1),
+    },
+    { requiredKeys: ['pool'] },
+  );
+  const sdkClasses = {
+    PostgresTaskMessageQueue: (options: never) => new PostgresTaskMessageQueue(options),
+    // It never listens, so it takes no `listen`.
+    PostgresSessionTaskIndex: ({ listen: _listen, ...options }: Record<string, unknown>) => new PostgresSessionTaskIndex(options as never),
+  };
+
+  it('the SDK integration’s PostgresTaskMessageQueue and PostgresSessionTaskIndex: the same connection options, validated alike', async () => {
+    await fc.assert(
+      fc.asyncProperty(connectionOptions, fc.constantFrom(...Object.keys(sdkClasses)), async (generated, name) => {
+        const options = { ...generated, ...(generated.pool === 'the test pool' ? { pool } : {}) };
+        const where = `${name}(${fc.stringify(generated)})`;
+        const built = construct(() => sdkClasses[name as keyof typeof sdkClasses](options as never));
+        if (!('store' in built)) {
+          expect(built, where).toStrictEqual({ error: 'invalid_input' });
+          return;
+        }
+        await within(`${where}: close()`, built.store.close());
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('a listener connection string that is not a string is refused by every class that listens, naming the field', async () => {
+    for (const build of [
+      () => new PostgresTaskStore({ pool, schema: SCHEMA, listen: { connectionString: 5 } } as never),
+      () => new PostgresTaskMessageQueue({ pool, schema: SCHEMA, listen: { connectionString: 5 } } as never),
+    ]) {
+      const error = (() => {
+        try {
+          build();
+        } catch (thrown) {
+          return thrown;
+        }
+        return null;
+      })();
+      expect(error).toBeInstanceOf(TaskStoreError);
+      expect(error).toMatchObject({ kind: 'invalid_input', message: expect.stringContaining('options.listen') });
+    }
+    expect(() => new PostgresSessionTaskIndex({ pool, connectionString: 5 } as never)).toThrow(/options\.connectionString/);
+  });
 });
 
 describe('connection settings that cannot work', () => {
@@ -240,6 +295,14 @@ describe('connection settings that cannot work', () => {
         } finally {
           await within('close()', store.close());
         }
+      }
+      // The SDK message queue's listener, on the same settings, fails in the background alike.
+      const queue = new PostgresTaskMessageQueue({ pool, schema: SCHEMA, listen: { connectionString } });
+      try {
+        await sleep(200);
+        expect(queue.listening).toBe(false);
+      } finally {
+        await within('the queue’s close()', queue.close());
       }
     });
   }
