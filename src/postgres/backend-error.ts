@@ -16,3 +16,18 @@ export function toBackendError(error: unknown, connectionString?: string): TaskS
   const suffix = typeof code === 'string' ? ` (${code})` : '';
   return new TaskStoreError('backend', `database error: ${message}${suffix}`, { cause: error });
 }
+
+/**
+ * Whether a statement failed because its session ended under it (the server shutting down, an
+ * administrator's pg_terminate_backend, a dropped socket), not because of the statement or
+ * because no connection could be made: a call that was already under way when the server went
+ * away. Refused connections are not this: a server that is down fails calls fast.
+ */
+export function isSessionLost(error: unknown): boolean {
+  const cause = error instanceof TaskStoreError ? error.cause : error;
+  const code = (cause as { code?: unknown } | null)?.code;
+  // 57P01/57P02: administrator or crash shutdown; 08003/08006: connection gone or failed in use.
+  if (typeof code === 'string' && ['57P01', '57P02', '08003', '08006', 'ECONNRESET', 'EPIPE'].includes(code)) return true;
+  const message = cause instanceof Error ? cause.message : '';
+  return /Connection terminated unexpectedly/i.test(message);
+}

@@ -13,11 +13,15 @@ import { closedWhileWaiting } from '../contract/errors.js';
 import { cloneJson } from '../contract/json.js';
 import { DeadlineQueue, type CancelDeadline } from '../contract/timers.js';
 import { isTerminal, type TaskSnapshot } from '../contract/types.js';
+import { isSessionLost } from './backend-error.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskGate } from './task-gate.js';
 import { parseTaskEvent } from './task-events.js';
 import { toSnapshot, type TaskState } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
+
+/** How soon a wait whose flag was lost with the connection tries again. */
+const REFLAG_DELAY_MS = 250;
 
 export interface TaskWatcherOptions {
   statements: Pick<TaskStatements, 'markAwaited' | 'markAwaitedUnlessLocked' | 'states' | 'terminalSnapshots'>;
@@ -175,6 +179,8 @@ export class TaskWatcher {
       const { rows } = await this.statements.markAwaitedUnlessLocked.execute(this.db, { taskIds: [...batch.keys()] });
       locked = new Set(rows.map((row) => row.task_id));
     } catch (error) {
+      // A wait begun as the server went away is still a wait: it is flagged again once it is back.
+      if (isSessionLost(error) && !this.closed) return this.reflagLater(batch);
       const failure = await this.failure(error);
       for (const [taskId, waiters] of batch) this.removeWaiters(taskId, waiters, failure);
       return;
@@ -185,12 +191,22 @@ export class TaskWatcher {
     }
   }
 
+  private reflagLater(batch: Map<string, Waiter[]>): void {
+    setTimeout(() => {
+      for (const [taskId, waiters] of batch) {
+        // Aborted or closed meanwhile: those are settled already.
+        for (const waiter of waiters) if (this.waiters.get(taskId)?.has(waiter)) this.flagAwaited(taskId, waiter);
+      }
+    }, REFLAG_DELAY_MS).unref();
+  }
+
   /** A task whose row another transaction holds: its flag waits its turn for the row, like a write. */
   private async markAwaited(taskId: string, waiters: Waiter[]): Promise<void> {
     try {
       await this.gate.run(taskId, (lockTimeout) => this.statements.markAwaited.execute(this.db, { taskId, lockTimeout }));
       this.recheck(taskId);
     } catch (error) {
+      if (isSessionLost(error) && !this.closed) return this.reflagLater(new Map([[taskId, waiters]]));
       this.removeWaiters(taskId, waiters, await this.failure(error));
     }
   }

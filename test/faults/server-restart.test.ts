@@ -10,6 +10,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
+import { LISTENER_APPLICATION_NAME } from '../../src/postgres/listener.js';
 import { listening } from '../support/postgres-stores.js';
 import { startRestartableServer, type RestartableServer } from '../support/restartable-server.js';
 import { BOUND_MS, stillPending, within } from '../support/time.js';
@@ -108,6 +109,50 @@ describe('a server restart', () => {
       }
       await within('A listening again', listening(a), 20_000);
     } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('a stop with calls in flight on the pool and a listener reconnecting: the calls end as backend errors, and waiters begun just before resolve after', async () => {
+    const options = { connectionString: server.adminUrl, schema: SCHEMA, reaper: false as const, lockTimeoutMs: 20_000 };
+    const a = new PostgresTaskStore(options);
+    const b = new PostgresTaskStore(options);
+    const locker = new pg.Client({ connectionString: server.adminUrl, application_name: 'lock holder' });
+    locker.on('error', () => {}); // the stop ends its session
+    try {
+      await Promise.all([within('A listening', listening(a)), within('B listening', listening(b))]);
+      const created = await Promise.all(Array.from({ length: 6 }, () => a.createTask({ toolName: 'in flight', ttlMs: 3_600_000 })));
+      const ids = created.map(({ taskId }) => taskId);
+      const changed = new Set<string>();
+      const watch = await b.watchTasks(ids, (taskId) => changed.add(taskId));
+
+      // On the pool: a completion waiting for the row lock another session holds.
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM ${SCHEMA}.tasks WHERE task_id = $1 FOR UPDATE`, [ids[0]]);
+      const blocked = b.completeTask(ids[0]!, { content: [] }).then(() => null, (error: unknown) => error);
+      expect(await stillPending(blocked, 100), 'the completion waits for the lock').toBe(true);
+      // On the listeners: their connections ended, so both are reconnecting as the server stops.
+      await locker.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [LISTENER_APPLICATION_NAME]);
+      const waits = ids.map((taskId) => {
+        const promise = a.waitForCompletion(taskId);
+        promise.catch(() => {}); // awaited after the restart
+        return promise;
+      });
+
+      await server.stop();
+      expect(await within('the blocked completion ending', blocked, BOUND_MS), 'the call in flight').toMatchObject({ name: 'TaskStoreError', kind: 'backend' });
+      expect(await stillPending(Promise.race(waits), 300), 'the waiters keep waiting').toBe(true);
+
+      await server.start();
+      for (const taskId of ids) expect(await onceBack(() => b.completeTask(taskId, { content: [{ type: 'text', text: taskId }] }))).toBe(true);
+      const snapshots = await within('every waiter after the restart', Promise.all(waits), 20_000);
+      expect(snapshots.map((snapshot) => snapshot?.result)).toStrictEqual(ids.map((taskId) => ({ content: [{ type: 'text', text: taskId }] })));
+      await within('A and B listening again', Promise.all([listening(a), listening(b)]), 20_000);
+      expect([...changed].sort(), 'the change feed reported every completion').toStrictEqual([...ids].sort());
+      watch.close();
+    } finally {
+      await locker.end().catch(() => {});
       await Promise.all([a.close(), b.close()]);
     }
   });
