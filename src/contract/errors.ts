@@ -21,9 +21,12 @@ export class TaskStoreError extends Error {
 // The errors both stores raise for the same reason, with the same message. (Retention limits have
 // theirs in retention.ts, input requests in input-requests.ts.)
 
-/** `where` names the value, e.g. `requests.approval.method`. */
-export function invalidInput(where: string, problem: string): TaskStoreError {
-  return new TaskStoreError('invalid_input', `invalid ${where}: ${problem}`);
+/**
+ * `where` names the value, e.g. `requests.approval.method`; `cause` is the caller's own error when
+ * reading the value threw.
+ */
+export function invalidInput(where: string, problem: string, cause?: unknown): TaskStoreError {
+  return new TaskStoreError('invalid_input', `invalid ${where}: ${problem}`, cause === undefined ? undefined : { cause });
 }
 
 /** Every call on a closed store, whatever its arguments. */

@@ -17,6 +17,8 @@ export const MAX_JSON_DEPTH = 100;
 export interface JsonProblem {
   message: string;
   path: (string | number)[];
+  /** The caller's own error, when reading the value threw. */
+  cause?: unknown;
 }
 
 const hasNul = (text: string): boolean => text.includes('\u0000');
@@ -30,7 +32,8 @@ export function textProblem(text: string, what: 'strings' | 'keys' = 'strings'):
 }
 
 interface Frame {
-  readonly container: object;
+  readonly original: object;
+  readonly copy: Record<string, unknown> | unknown[];
   /** Where the container sits in its parent (unused for the root). */
   readonly key: string | number;
   readonly isArray: boolean;
@@ -38,63 +41,85 @@ interface Frame {
   next: number;
 }
 
-/** Why `root` is not plain JSON as defined above, with the path to the offending value; or null. */
-export function findJsonProblem(root: unknown): JsonProblem | null {
+/**
+ * Reads `root` once, checking that it is plain JSON as defined above, into a detached copy: the
+ * stores keep and serialize the copy, so no caller code (a getter, a proxy's trap) runs after
+ * validation, and a value that would read differently the second time cannot slip past it. A read
+ * that throws is a problem at its path, with the caller's error as `cause`.
+ */
+export function readPlainJson(root: unknown): { value: unknown } | { problem: JsonProblem } {
   const stack: Frame[] = [];
   const onPath = new Set<object>();
-  /** Containers already found valid: a value shared by several parents is checked once. */
-  const valid = new Set<object>();
+  /** Containers already read: a value shared by several parents is read once, and shared in the copy. */
+  const copies = new Map<object, unknown>();
   const pathTo = (key?: string | number): (string | number)[] => {
     const path = stack.slice(1).map((frame) => frame.key);
     return key === undefined ? path : [...path, key];
   };
 
-  /** Checks a scalar, or enters a container (its items are checked by the loop below). */
-  const visit = (value: unknown, key?: string | number): JsonProblem | null => {
+  /** A scalar's copy, or a container entered (its items are read by the loop below). */
+  const visit = (value: unknown, key?: string | number): { value: unknown } | { problem: JsonProblem } => {
     switch (typeof value) {
       case 'string': {
         const message = textProblem(value);
-        return message ? { message, path: pathTo(key) } : null;
+        return message ? { problem: { message, path: pathTo(key) } } : { value };
       }
       case 'number':
-        return Number.isFinite(value) ? null : { message: 'numbers must be finite', path: pathTo(key) };
+        return Number.isFinite(value) ? { value } : { problem: { message: 'numbers must be finite', path: pathTo(key) } };
       case 'boolean':
-        return null;
+        return { value };
       case 'object': {
-        if (value === null || valid.has(value)) return null;
-        if (onPath.has(value)) return { message: 'value must not be circular', path: pathTo(key) };
-        const isArray = Array.isArray(value);
-        const prototype = Object.getPrototypeOf(value);
-        if (!isArray && prototype !== Object.prototype && prototype !== null) {
-          return { message: 'objects must be plain JSON objects', path: pathTo(key) };
+        if (value === null) return { value };
+        if (copies.has(value)) return { value: copies.get(value) };
+        if (onPath.has(value)) return { problem: { message: 'value must not be circular', path: pathTo(key) } };
+        let isArray: boolean;
+        let entries: [string, unknown][];
+        try {
+          isArray = Array.isArray(value);
+          const prototype = Object.getPrototypeOf(value);
+          if (!isArray && prototype !== Object.prototype && prototype !== null) {
+            return { problem: { message: 'objects must be plain JSON objects', path: pathTo(key) } };
+          }
+          entries = Object.entries(value);
+        } catch (error) {
+          return { problem: threw(error, pathTo(key)) };
         }
         if (stack.length >= MAX_JSON_DEPTH) {
-          return { message: `arrays and objects must not nest more than ${MAX_JSON_DEPTH} levels deep`, path: pathTo(key) };
+          return { problem: { message: `arrays and objects must not nest more than ${MAX_JSON_DEPTH} levels deep`, path: pathTo(key) } };
         }
+        const copy: Record<string, unknown> | unknown[] = isArray ? [] : {};
         onPath.add(value);
-        stack.push({ container: value, key: key ?? '', isArray, entries: Object.entries(value), next: 0 });
-        return null;
+        stack.push({ original: value, copy, key: key ?? '', isArray, entries, next: 0 });
+        return { value: copy };
       }
       default:
-        return { message: `${typeof value} is not a JSON value`, path: pathTo(key) };
+        return { problem: { message: `${typeof value} is not a JSON value`, path: pathTo(key) } };
     }
   };
 
-  let problem = visit(root);
-  while (problem === null && stack.length > 0) {
+  const top = visit(root);
+  if ('problem' in top) return top;
+  while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     if (frame.next === frame.entries.length) {
       stack.pop();
-      onPath.delete(frame.container);
-      valid.add(frame.container);
+      onPath.delete(frame.original);
+      copies.set(frame.original, frame.copy);
       continue;
     }
     const [key, item] = frame.entries[frame.next++]!;
     if (!frame.isArray) {
       const message = key === '__proto__' ? 'the key __proto__ is not allowed' : textProblem(key, 'keys');
-      if (message) return { message, path: pathTo() };
+      if (message) return { problem: { message, path: pathTo() } };
     }
-    problem = visit(item, frame.isArray ? Number(key) : key);
+    const read = visit(item, frame.isArray ? Number(key) : key);
+    if ('problem' in read) return read;
+    (frame.copy as Record<string, unknown>)[key] = read.value;
   }
-  return problem;
+  return top;
+}
+
+function threw(error: unknown, path: (string | number)[]): JsonProblem {
+  const reason = error instanceof Error ? error.message : String(error);
+  return { message: `reading it threw: ${reason}`, path, cause: error };
 }

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { invalidInput, terminalStatusRefused } from './errors.js';
 import { decodeCursor, type ListPosition } from './listing.js';
-import { findJsonProblem, textProblem } from './plain-json.js';
+import { readPlainJson, textProblem } from './plain-json.js';
 import {
   isTerminal,
   TASK_STATUSES,
@@ -34,13 +34,20 @@ export function isIssuableTaskId(taskId: string): boolean {
   return TASK_ID_PATTERN.test(taskId);
 }
 
-/** Checks the raw value, before zod copies it (a copy would drop a `__proto__` key silently). */
+/**
+ * Reads the raw value once into a detached copy (readPlainJson), which the schema then checks and
+ * the store keeps: a zod copy of the original would drop a `__proto__` key silently, and would
+ * read the caller's getters again.
+ */
 function plainJson<S extends z.ZodType>(schema: S) {
   return z
     .unknown()
-    .superRefine((value, ctx) => {
-      const problem = findJsonProblem(value);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+    .transform((value, ctx) => {
+      const read = readPlainJson(value);
+      if ('value' in read) return read.value;
+      const { message, path, cause } = read.problem;
+      ctx.addIssue({ code: 'custom', message, path, ...(cause !== undefined && { params: { cause } }) });
+      return z.NEVER;
     })
     .pipe(schema);
 }
@@ -115,10 +122,18 @@ const listTasksOptionsSchema = z.strictObject({
  * Parses `value` or throws `invalid_input` naming the field: `"requests.approval.method: …"`.
  */
 export function parse<S extends z.ZodType>(schema: S, value: unknown, field: string): z.output<S> {
-  const parsed = schema.safeParse(value);
+  let parsed: z.ZodSafeParseResult<z.output<S>>;
+  try {
+    parsed = schema.safeParse(value);
+  } catch (error) {
+    // The caller's own code (a getter, a proxy's trap) threw while zod read the value: still the
+    // caller's input, never the store's failure.
+    throw invalidInput(field, `reading it threw: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  throw invalidInput([field, ...issue.path.map(String)].join('.'), issue.message);
+  const cause = issue.code === 'custom' ? (issue.params as { cause?: unknown } | undefined)?.cause : undefined;
+  throw invalidInput([field, ...issue.path.map(String)].join('.'), issue.message, cause);
 }
 
 export interface ListFilter {
