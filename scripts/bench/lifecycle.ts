@@ -134,7 +134,8 @@ export async function runLifecycleBenchmark(connectionString: string, options: L
     leases: { heartbeatMs: BENCH_HEARTBEAT_MS, leaseMs: 10 * BENCH_HEARTBEAT_MS },
   });
   for (let i = 0; i < HELD_LEASES; i++) await leased.leases.createLeasedTask({ toolName: 'held', ttlMs: 3_600_000 });
-  const heartbeat = await measureHeartbeat(connectionString, leased);
+  // Enough beats to count at full size; two seconds for the trial presets.
+  const heartbeat = await measureHeartbeat(connectionString, leased, Math.max(2, options.seconds * 3));
   const pgBoss = options.pgBoss ? await pgBossContender(connectionString, options.poolSize) : null;
   const floor = floorLifecycle(floorPool);
   const contenders: Contender[] = [
@@ -185,7 +186,7 @@ export async function runLifecycleBenchmark(connectionString: string, options: L
  * per second over a few beats (each beat is one statement renewing every lease), then one renewal
  * of all of them, timed.
  */
-async function measureHeartbeat(connectionString: string, leased: PostgresTaskStore): Promise<HeartbeatCost> {
+async function measureHeartbeat(connectionString: string, leased: PostgresTaskStore, seconds: number): Promise<HeartbeatCost> {
   const probe = scriptPool(connectionString, 1);
   try {
     const renewed = async () =>
@@ -197,8 +198,7 @@ async function measureHeartbeat(connectionString: string, leased: PostgresTaskSt
           )
         ).rows[0]!.renewed,
       );
-    // Statistics reach pg_stat_user_tables up to a second late: a long window keeps that small.
-    const seconds = 10;
+    // Statistics reach pg_stat_user_tables up to a second late: a longer window keeps that small.
     await probe.query('SELECT pg_stat_clear_snapshot()');
     const before = await renewed();
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));

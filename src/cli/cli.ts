@@ -9,6 +9,7 @@ import { TaskStoreError } from '../contract/errors.js';
 import { toBackendError } from '../postgres/backend-error.js';
 import { DEFAULT_SCHEMA, validateSchemaName } from '../postgres/schema-name.js';
 import { BIN, CliError, type CliIo, type Command, type OptionSpec, type OptionValues } from './command.js';
+import { dashboardCommand } from './commands/dashboard.js';
 import { migrateCommand } from './commands/migrate.js';
 import { reapCommand } from './commands/reap.js';
 import { showCommand } from './commands/show.js';
@@ -18,7 +19,7 @@ import { validateCommand } from './commands/validate.js';
 import { watchCommand } from './commands/watch.js';
 import { describeDatabase } from './describe-database.js';
 
-const COMMANDS: Command[] = [migrateCommand, validateCommand, statusCommand, tasksCommand, showCommand, reapCommand, watchCommand];
+const COMMANDS: Command[] = [migrateCommand, validateCommand, statusCommand, tasksCommand, showCommand, reapCommand, watchCommand, dashboardCommand];
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec & { short?: string }> = {
   'database-url': { type: 'string', value: '<url>', help: 'the database (default: $DATABASE_URL)' },

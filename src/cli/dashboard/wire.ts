@@ -1,0 +1,83 @@
+/**
+ * What the dashboard's server sends its page, as JSON (dates as ISO strings): the types both
+ * sides are written against. The page's script imports them as types only.
+ */
+import type { TaskStatus } from '../../contract/types.js';
+import type { InputRequestState } from '../../postgres/tables.js';
+
+export type Iso = string;
+
+export interface SessionJson {
+  schema: string;
+  /** The database's name only: no URL, host or user. */
+  database: string;
+  allowActions: boolean;
+  csrfToken: string;
+  pageSize: number;
+}
+
+/** The header: live tasks by status, as `status` counts them, and the feed's state. */
+export interface SummaryJson {
+  tasks: Record<TaskStatus, number>;
+  expired: number;
+  tombstones: number;
+  feed: FeedState;
+  readAt: Iso;
+}
+
+/** `stale`: the listener is up but re-reading the rows fails. */
+export type FeedState = 'connecting' | 'listening' | 'reconnecting' | 'stale' | 'closed';
+
+export interface TaskLineJson {
+  taskId: string;
+  status: TaskStatus;
+  toolName: string;
+  owner: string | null;
+  statusMessage: string | null;
+  createdAt: Iso;
+  lastUpdatedAt: Iso;
+  expiresAt: Iso | null;
+}
+
+export interface TaskPageJson {
+  tasks: TaskLineJson[];
+  nextCursor: string | null;
+  /** The server's clock, for the time-to-live countdowns. */
+  serverNow: Iso;
+}
+
+export interface TaskDetailJson {
+  task:
+    | (TaskLineJson & { ttlMs: number | null; pollIntervalMs: number | null; cancelRequestedAt: Iso | null; expired: boolean })
+    | null;
+  /** What is left of an expired task the reaper has reached. */
+  tombstone: { owner: string | null; expiredAt: Iso; tombstonedAt: Iso } | null;
+  inputRequests: { key: string; state: InputRequestState; request: unknown; response: unknown; issuedAt: Iso; settledAt: Iso | null }[];
+  history: { at: Iso; fromStatus: TaskStatus | null; toStatus: TaskStatus; message: string | null; previousStateMs: number | null }[];
+  /** A settled task's result or JSON-RPC error, shortened. */
+  outcome: { kind: 'result' | 'error'; isError: boolean; summary: string } | null;
+  serverNow: Iso;
+}
+
+/** One change, as `watch --json` prints it. */
+export interface TaskChangeJson {
+  at: Iso;
+  change: 'created' | 'updated' | 'expired' | 'deleted';
+  taskId: string;
+  status: TaskStatus | null;
+  previousStatus: TaskStatus | null;
+  toolName: string | null;
+  owner: string | null;
+  statusMessage: string | null;
+  cancelRequestedAt: Iso | null;
+}
+
+/** The events of `/api/events`, by SSE event name. */
+export interface FeedEvents {
+  /** Changes found by one re-read, in the order found. */
+  changes: TaskChangeJson[];
+  summary: SummaryJson;
+  feed: { state: FeedState };
+  /** Changes may have been missed (the listener reconnected): read everything again. */
+  refresh: { reason: string };
+}
