@@ -118,7 +118,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in Chromium', () => {
       await page.reload();
       await page.waitForSelector('#detail:not([hidden])');
       expect(await page.locator('#detail').textContent()).toContain(XSS[1]);
-      expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
       expect(await page.locator('#detail img, #tasks-body img, script:not([src])').count()).toBe(0);
       expect((page as Page & { dialogs?: string[] }).dialogs).toEqual([]);
       await page.screenshot({ path: SCREENSHOT });
