@@ -113,6 +113,10 @@ describe.skipIf(!CHROMIUM)('the dashboard in Chromium', () => {
       await row.locator('.status-completed').waitFor({ timeout: 5_000 });
       const liveMs = Date.now() - before;
       expect(liveMs, 'a transition on another instance reaches the page within a second or so').toBeLessThan(3_000);
+      // The header's per-tool figures follow: the bulk tool's live tasks, and this one settled in the last hour.
+      const tools = page.locator('#tools-body');
+      await expect.poll(async () => (await tools.locator('tr', { hasText: 'bulk_odd' }).textContent()) ?? '').toContain('working 1000');
+      await expect.poll(async () => (await tools.locator('tr', { hasText: '__pwned = 1' }).textContent()) ?? '', { timeout: 5_000 }).toMatch(/completed 1.*completed 1/);
 
       await page.goto(`${url.split('?')[0]}#task=${taskId}`);
       await page.reload();

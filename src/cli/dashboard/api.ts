@@ -17,6 +17,7 @@ import {
   type ListingPosition,
   type TaskFilter,
 } from '../operator-queries.js';
+import { toolActivity } from './tool-activity.js';
 import type { SummaryJson, TaskDetailJson, TaskPageJson } from './wire.js';
 
 export const DEFAULT_PAGE_SIZE = 25;
@@ -35,8 +36,8 @@ export class DashboardApi {
   ) {}
 
   async summary(): Promise<Omit<SummaryJson, 'feed'>> {
-    const counts = await storeCounts(this.database);
-    return { ...counts, readAt: new Date().toISOString() };
+    const [counts, tools] = await Promise.all([storeCounts(this.database), toolActivity(this.database)]);
+    return { ...counts, tools, readAt: new Date().toISOString() };
   }
 
   /** A page of live tasks, newest first; `cursor` is the previous page's `nextCursor`. */

@@ -19,6 +19,13 @@ export const PAGE_HTML = `<!doctype html>
 </header>
 <p id="problem" class="problem" hidden></p>
 <section id="summary" class="summary" aria-label="live tasks by status"></section>
+<details class="tools" open>
+  <summary>by tool</summary>
+  <table class="tasks">
+    <thead><tr><th>tool</th><th>live now</th><th>settled in the last hour</th><th>settled in the last day</th></tr></thead>
+    <tbody id="tools-body"></tbody>
+  </table>
+</details>
 <form id="filters" class="filters">
   <label>status <select name="status">
     <option value="">any</option><option>working</option><option>input_required</option>
@@ -59,6 +66,7 @@ h1 { font-size: 18px; margin: 0; }
 .chip { border: 1px solid #c9ced8; background: #fff; border-radius: 14px; padding: 3px 10px; cursor: pointer; }
 .chip.selected { border-color: #2f5fd0; box-shadow: 0 0 0 1px #2f5fd0; }
 .count { color: #5b6475; align-self: center; }
+.tools { margin: 8px 0; }
 .filters { display: flex; gap: 12px; align-items: center; margin: 12px 0; }
 table.tasks { width: 100%; border-collapse: collapse; background: #fff; }
 .tasks th, .tasks td { text-align: left; padding: 5px 8px; border-bottom: 1px solid #eceef2; vertical-align: top; }

@@ -16,9 +16,18 @@ export interface SessionJson {
   pageSize: number;
 }
 
-/** The header: live tasks by status, as `status` counts them, and the feed's state. */
+/** One tool: its live tasks by status, and what it settled lately, by outcome. */
+export interface ToolActivityJson {
+  toolName: string;
+  live: Partial<Record<TaskStatus, number>>;
+  settledLastHour: Partial<Record<TaskStatus, number>>;
+  settledLastDay: Partial<Record<TaskStatus, number>>;
+}
+
+/** The header: live tasks by status, as `status` counts them, the busiest tools, and the feed's state. */
 export interface SummaryJson {
   tasks: Record<TaskStatus, number>;
+  tools: ToolActivityJson[];
   expired: number;
   tombstones: number;
   feed: FeedState;

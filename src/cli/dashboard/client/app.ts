@@ -149,6 +149,18 @@ export function dashboardApp(kit: DomKit, makeDetail: typeof detailView): void {
       el('span', { className: 'count', text: `expired ${summary.expired} awaiting the reaper` }),
       el('span', { className: 'count', text: `tombstones ${summary.tombstones}` }),
     );
+    const counts = (byStatus: Record<string, number | undefined>) =>
+      STATUSES.filter((status) => byStatus[status]).map((status) => `${status} ${byStatus[status]}`).join(', ') || '-';
+    byId('tools-body').replaceChildren(
+      ...summary.tools.map((tool) => {
+        const name = el('a', { text: tool.toolName, attributes: { href: '#' } });
+        name.addEventListener('click', (event) => {
+          event.preventDefault();
+          setFilter({ ...filter, tool: tool.toolName });
+        });
+        return el('tr', {}, el('td', {}, name), el('td', { text: counts(tool.live) }), el('td', { text: counts(tool.settledLastHour) }), el('td', { text: counts(tool.settledLastDay) }));
+      }),
+    );
     showFeed(summary.feed);
   }
 
