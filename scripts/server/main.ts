@@ -8,9 +8,11 @@
  * Several processes with different PORTs on one DATABASE_URL serve the same tasks; when one dies
  * mid-task, another resumes its `slow_compute` tasks. MCP_HEARTBEAT_MS and MCP_LEASE_MS set the
  * execution leases (default 10000 and 30000: a dead server's task is rescued within about 40 s).
+ * MCP_DASHBOARD=1 also serves `mcp-task-store dashboard` on the same tasks and prints its URL.
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli/cli.js';
 import { migrate, type LeaseOptions } from '../../src/index.js';
 import { openScriptDatabase } from '../database.js';
 import { scriptPool } from '../support.js';
@@ -50,12 +52,14 @@ async function main(): Promise<void> {
   }
 
   let demo: DemoRun | undefined;
+  const dashboard = process.env.MCP_DASHBOARD === '1' ? startDashboard(database.connectionString) : null;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping`);
     await demo?.close().catch(() => {});
+    await dashboard?.stop();
     await server.close();
     await stopDatabase();
     console.log('stopped');
@@ -65,6 +69,7 @@ async function main(): Promise<void> {
   }
 
   console.log(`\nMCP server (Streamable HTTP; protocol 2026-07-28 with the tasks extension, and 2025-11-25 with tasks) at ${server.url}`);
+  if (dashboard) console.log(`dashboard (read-only) at ${await dashboard.url}`);
   console.log(`tools: ${demoTools.map((tool) => `${tool.name}${tool.taskSupport === 'forbidden' ? '' : ` (tasks ${tool.taskSupport})`}`).join(', ')}`);
   console.log('connect any MCP client with Streamable HTTP to that URL; several servers on one DATABASE_URL share the tasks');
 
@@ -81,6 +86,23 @@ async function main(): Promise<void> {
   console.log(`  psql ${url} -c '${HISTORY_QUERY}'`);
   console.log(`\nrunner: ${server.store.leases.runnerId} (its tasks are resumed or failed by another server if it dies)`);
   console.log(`\nready: ${server.url} (Ctrl-C to stop)`);
+}
+
+/** `mcp-task-store dashboard` in this process, on the same schema, for MCP_DASHBOARD=1. */
+function startDashboard(connectionString: string): { url: Promise<string>; stop(): Promise<void> } {
+  let stop: () => void = () => {};
+  let printed: (url: string) => void = () => {};
+  const url = new Promise<string>((resolve) => (printed = resolve));
+  const done = runCli(['dashboard', '--schema', SCHEMA], { ...process.env, DATABASE_URL: connectionString }, {
+    out: (text) => {
+      const match = /^dashboard: (\S+)/.exec(text);
+      if (match) printed(match[1]!);
+    },
+    err: (text) => console.error(`dashboard: ${text}`),
+    interactive: false,
+    onStop: (callback) => ((stop = callback), () => {}),
+  });
+  return { url, stop: async () => (stop(), void (await done)) };
 }
 
 /** MCP_HEARTBEAT_MS and MCP_LEASE_MS, when set; the rescuer then runs once per heartbeat. */

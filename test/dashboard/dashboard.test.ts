@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
 import { createPool } from '../../src/postgres/pool.js';
 import { startCli, type RunningCli } from '../package/cli-support.js';
+import { spawnServer } from '../sdk/support.js';
 import { useTestDatabase } from '../support/test-database.js';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => existsSync(path));
@@ -93,6 +94,22 @@ describe('the dashboard over HTTP', () => {
     expect(refused.status).toBe(403);
     expect((await store.getTask(created.taskId))?.status).toBe('working');
   });
+});
+
+describe('npm start with MCP_DASHBOARD=1', () => {
+  it('serves the dashboard on the same tasks and prints its URL beside the MCP URL', async () => {
+    const server = await spawnServer(database.connectionString, { MCP_DEMO_RUN: '0', MCP_DASHBOARD: '1' });
+    try {
+      const printed = /^dashboard \(read-only\) at (\S+)/m.exec(server.output());
+      expect(printed, server.output()).not.toBeNull();
+      const entry = await fetch(printed![1]!, { redirect: 'manual' });
+      expect(entry.status).toBe(303);
+      expect(entry.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
+      expect((await fetch(new URL(printed![1]!).origin)).status).toBe(401);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!CHROMIUM)('the dashboard in Chromium', () => {
