@@ -29,6 +29,11 @@ export function invalidInput(where: string, problem: string, cause?: unknown): T
   return new TaskStoreError('invalid_input', `invalid ${where}: ${problem}`, cause === undefined ? undefined : { cause });
 }
 
+/** The problem of a value whose reading ran the caller's code, which threw. */
+export function readingThrew(error: unknown): string {
+  return `reading it threw: ${error instanceof Error ? error.message : String(error)}`;
+}
+
 /** Every call on a closed store, whatever its arguments. */
 export function storeClosed(): TaskStoreError {
   return new TaskStoreError('backend', 'the task store is closed');

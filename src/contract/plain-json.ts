@@ -11,6 +11,8 @@
  *   deeper ever reaches the code that does recurse (JSON.stringify, structuredClone, jsonb).
  */
 
+import { readingThrew } from './errors.js';
+
 /** `[]` and `{}` are one level deep; `[[1]]` is two. */
 export const MAX_JSON_DEPTH = 100;
 
@@ -29,6 +31,58 @@ export function textProblem(text: string, what: 'strings' | 'keys' = 'strings'):
   if (hasNul(text)) return `${what} must not contain NUL characters`;
   if (!isWellFormed(text)) return `${what} must be well-formed UTF-16 (no unpaired surrogates)`;
   return null;
+}
+
+/** A read that ran the caller's code, which threw: at `key` of the object, or (null) the object itself. */
+export interface ReadThrew {
+  threw: unknown;
+  key: string | null;
+}
+
+/**
+ * The own enumerable string-keyed entries of `value`, read as `Object.entries` reads them (keys,
+ * then each key's descriptor, then its value), each once; or where a read threw.
+ */
+export function readEntries(value: object): { entries: [string, unknown][] } | ReadThrew {
+  let keys: (string | symbol)[];
+  try {
+    keys = Reflect.ownKeys(value);
+  } catch (error) {
+    return { threw: error, key: null };
+  }
+  const entries: [string, unknown][] = [];
+  for (const key of keys) {
+    if (typeof key !== 'string') continue;
+    try {
+      if (Reflect.getOwnPropertyDescriptor(value, key)?.enumerable) entries.push([key, (value as Record<string, unknown>)[key]]);
+    } catch (error) {
+      return { threw: error, key };
+    }
+  }
+  return { entries };
+}
+
+/**
+ * A plain object (Object's prototype or none) read once into a detached shallow copy with the same
+ * prototype, so a schema checking the copy runs no caller code for its fields and sees each as
+ * first read. Anything else is returned as it is, for the schema to judge.
+ */
+export function detachFields(value: unknown): { value: unknown } | ReadThrew {
+  if (typeof value !== 'object' || value === null) return { value };
+  let prototype: object | null;
+  try {
+    if (Array.isArray(value)) return { value };
+    prototype = Object.getPrototypeOf(value);
+  } catch (error) {
+    return { threw: error, key: null };
+  }
+  if (prototype !== Object.prototype && prototype !== null) return { value };
+  const read = readEntries(value);
+  if ('threw' in read) return read;
+  const copy = Object.create(prototype) as Record<string, unknown>;
+  // defineProperty, not assignment: an own `__proto__` key stays a key, for the schema to refuse.
+  for (const [key, item] of read.entries) Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+  return { value: copy };
 }
 
 interface Frame {
@@ -73,17 +127,21 @@ export function readPlainJson(root: unknown): { value: unknown } | { problem: Js
         if (copies.has(value)) return { value: copies.get(value) };
         if (onPath.has(value)) return { problem: { message: 'value must not be circular', path: pathTo(key) } };
         let isArray: boolean;
-        let entries: [string, unknown][];
         try {
           isArray = Array.isArray(value);
           const prototype = Object.getPrototypeOf(value);
           if (!isArray && prototype !== Object.prototype && prototype !== null) {
             return { problem: { message: 'objects must be plain JSON objects', path: pathTo(key) } };
           }
-          entries = Object.entries(value);
         } catch (error) {
           return { problem: threw(error, pathTo(key)) };
         }
+        const read = readEntries(value);
+        if ('threw' in read) {
+          const at = read.key === null ? [] : [isArray ? Number(read.key) : read.key];
+          return { problem: threw(read.threw, [...pathTo(key), ...at]) };
+        }
+        const entries = read.entries;
         if (stack.length >= MAX_JSON_DEPTH) {
           return { problem: { message: `arrays and objects must not nest more than ${MAX_JSON_DEPTH} levels deep`, path: pathTo(key) } };
         }
@@ -120,6 +178,5 @@ export function readPlainJson(root: unknown): { value: unknown } | { problem: Js
 }
 
 function threw(error: unknown, path: (string | number)[]): JsonProblem {
-  const reason = error instanceof Error ? error.message : String(error);
-  return { message: `reading it threw: ${reason}`, path, cause: error };
+  return { message: readingThrew(error), path, cause: error };
 }

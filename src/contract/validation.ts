@@ -3,9 +3,9 @@
  * before touching any state, so bad input fails with `invalid_input` and changes nothing.
  */
 import { z } from 'zod';
-import { invalidInput, terminalStatusRefused } from './errors.js';
+import { invalidInput, readingThrew, terminalStatusRefused } from './errors.js';
 import { decodeCursor, type ListPosition } from './listing.js';
-import { readPlainJson, textProblem } from './plain-json.js';
+import { detachFields, readPlainJson, textProblem, type ReadThrew } from './plain-json.js';
 import {
   isTerminal,
   TASK_STATUSES,
@@ -47,6 +47,22 @@ function plainJson<S extends z.ZodType>(schema: S) {
       if ('value' in read) return read.value;
       const { message, path, cause } = read.problem;
       ctx.addIssue({ code: 'custom', message, path, ...(cause !== undefined && { params: { cause } }) });
+      return z.NEVER;
+    })
+    .pipe(schema);
+}
+
+/**
+ * A group of fields inside an argument (an option group such as `listen`), read once like the
+ * argument itself (see {@link parse}): a field whose read throws is named, with the caller's error.
+ */
+export function readFields<S extends z.ZodType>(schema: S) {
+  return z
+    .unknown()
+    .transform((value, ctx) => {
+      const read = detachFields(value);
+      if ('value' in read) return read.value;
+      ctx.addIssue({ code: 'custom', message: readingThrew(read.threw), path: read.key === null ? [] : [read.key], params: { cause: read.threw } });
       return z.NEVER;
     })
     .pipe(schema);
@@ -120,20 +136,32 @@ const listTasksOptionsSchema = z.strictObject({
 
 /**
  * Parses `value` or throws `invalid_input` naming the field: `"requests.approval.method: …"`.
+ *
+ * The one rule for a caller's value whose reading runs the caller's code (a getter, a Proxy trap):
+ * it is read once, before any statement, into a detached copy that the store keeps, and a read
+ * that throws is `invalid_input` naming the field it was reading, with the caller's error as
+ * `cause`. A plain-object argument is copied here, its JSON values by {@link plainJson}, option
+ * groups by {@link readFields}.
  */
 export function parse<S extends z.ZodType>(schema: S, value: unknown, field: string): z.output<S> {
+  const detached = detachFields(value);
+  if ('threw' in detached) throw threwAt(field, detached);
   let parsed: z.ZodSafeParseResult<z.output<S>>;
   try {
-    parsed = schema.safeParse(value);
+    parsed = schema.safeParse(detached.value);
   } catch (error) {
-    // The caller's own code (a getter, a proxy's trap) threw while zod read the value: still the
-    // caller's input, never the store's failure.
-    throw invalidInput(field, `reading it threw: ${error instanceof Error ? error.message : String(error)}`, error);
+    // Caller code that no copy reached (an array's element, an AbortSignal look-alike) threw while
+    // zod read it: still the caller's input, never the store's failure.
+    throw invalidInput(field, readingThrew(error), error);
   }
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const cause = issue.code === 'custom' ? (issue.params as { cause?: unknown } | undefined)?.cause : undefined;
   throw invalidInput([field, ...issue.path.map(String)].join('.'), issue.message, cause);
+}
+
+function threwAt(field: string, read: ReadThrew) {
+  return invalidInput(read.key === null ? field : `${field}.${read.key}`, readingThrew(read.threw), read.threw);
 }
 
 export interface ListFilter {

@@ -120,16 +120,9 @@ export class MemoryTaskStore implements LeasingTaskStore, TaskChangeFeed {
     this.stopCleanup = scheduleRepeating(cleanupIntervalMs, () => {
       if (!this.closed) this.run(() => this.table.reap(this.tombstoneRetentionMs));
     });
-    this.leases = new MemoryLeases(
-      {
-        store: this,
-        createLeased: async (input) => this.create(input, true),
-        run: (operation) => this.run(operation),
-        table: this.table,
-        fail: (task, error) => this.failWith(task, error),
-      },
-      leaseSettings(parsed?.leases),
-    );
+    const host = { store: this, table: this.table, run: <T>(operation: () => T) => this.run(operation) };
+    const fail = (task: LiveTask, error: JsonRpcError) => this.failWith(task, error);
+    this.leases = new MemoryLeases({ ...host, createLeased: async (input) => this.create(input, true), fail }, leaseSettings(parsed?.leases));
   }
 
   /** Limits are checked first: the arguments' size, then {@link Retention.admit}. */

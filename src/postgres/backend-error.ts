@@ -31,3 +31,12 @@ export function isSessionLost(error: unknown): boolean {
   const message = cause instanceof Error ? cause.message : '';
   return /Connection terminated unexpectedly/i.test(message);
 }
+
+/** Whether no connection could be had: the server is down, starting or shutting down. */
+export function isServerUnavailable(error: unknown): boolean {
+  const cause = error instanceof TaskStoreError ? error.cause : error;
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (code.startsWith('08') || ['57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'].includes(code))) return true;
+  const message = cause instanceof Error ? cause.message : '';
+  return isSessionLost(error) || /timeout exceeded when trying to connect|the database system is (shutting down|starting up)/i.test(message);
+}

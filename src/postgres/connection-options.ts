@@ -6,16 +6,25 @@
  */
 import type pg from 'pg';
 import { z } from 'zod';
+import { readingThrew } from '../contract/errors.js';
+import { readFields } from '../contract/validation.js';
 import { schemaNameSchema } from './schema-name.js';
 
-/** Anything with a pool's methods: a caller's `pg` may be another copy than ours. */
-export const poolSchema = z.custom<pg.Pool>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    ['connect', 'query', 'end', 'on'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
-  'must be a pg.Pool',
-);
+const POOL_METHODS = ['connect', 'query', 'end', 'on'];
+
+/**
+ * Anything with a pool's methods: a caller's `pg` may be another copy than ours. A pool whose
+ * reading throws (a Proxy, a getter) is refused here, naming `pool`, with the caller's error as cause.
+ */
+export const poolSchema = z.custom<pg.Pool>().superRefine((value, ctx) => {
+  try {
+    const candidate = value as unknown as Record<string, unknown> | null;
+    const isPool = typeof candidate === 'object' && candidate !== null && POOL_METHODS.every((method) => typeof candidate[method] === 'function');
+    if (!isPool) ctx.addIssue({ code: 'custom', message: 'must be a pg.Pool' });
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: readingThrew(error), params: { cause: error } });
+  }
+});
 
 /** Where to connect: a caller's pool or a URL, and the schema. */
 export const connectionFields = {
@@ -25,7 +34,11 @@ export const connectionFields = {
 };
 
 /** LISTEN/NOTIFY: `false` polls instead; `connectionString` is a direct connection for the listener alone. */
-export const listenSchema = z.union([z.literal(false), z.strictObject({ connectionString: z.string().min(1).optional() })]);
+export const listenSchema = readFields(
+  z.union([z.literal(false), z.strictObject({ connectionString: z.string().min(1).optional() })], {
+    error: 'must be false or { connectionString?: a non-empty string }',
+  }),
+);
 
 /** Either a pool or a connection string must be given. */
 export function requiringConnection<T extends z.ZodType<{ pool?: unknown; connectionString?: unknown }>>(schema: T) {

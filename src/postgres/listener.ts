@@ -44,7 +44,8 @@ export function listenerFor(
   channel: string,
 ): NotificationListener | null {
   if (listen === false) return null;
-  const { max: _max, idleTimeoutMillis: _idle, ...poolSettings } = (pool as unknown as { options: pg.PoolConfig }).options;
+  // A caller's pool of another `pg` copy, or a look-alike, may have no `options`: then libpq's defaults.
+  const { max: _max, idleTimeoutMillis: _idle, ...poolSettings } = (pool as unknown as { options?: pg.PoolConfig }).options ?? {};
   const clientConfig = listen?.connectionString ? { connectionString: listen.connectionString } : poolSettings;
   return new NotificationListener({ clientConfig, channel });
 }
@@ -86,7 +87,7 @@ export class NotificationListener {
   }
 
   start(): void {
-    void this.connect();
+    if (this.state !== 'closed') void this.connect();
   }
 
   async close(): Promise<void> {
@@ -115,7 +116,7 @@ export class NotificationListener {
       connecting.on('end', () => this.lost(connecting, new Error('listener connection ended')));
       connecting.on('notification', (message) => {
         if (message.channel !== this.options.channel || message.payload === undefined) return;
-        for (const callback of this.notificationListeners) callback(message.payload);
+        for (const callback of this.notificationListeners) notify(callback, message.payload);
       });
       await connecting.connect();
       await connecting.query(`LISTEN ${quoteIdentifier(this.options.channel)}`);
@@ -171,6 +172,18 @@ export class NotificationListener {
 
   private setState(change: ListenerStateChange): void {
     this.state = change.state;
-    for (const callback of this.stateListeners) callback(change);
+    for (const callback of this.stateListeners) notify(callback, change);
+  }
+}
+
+/**
+ * Subscribers run inside socket events and timers, where a throw would be an uncaught exception
+ * (or, inside connect(), an unhandled rejection): one subscriber's bug must not crash the host.
+ */
+function notify<T>(callback: (value: T) => void, value: T): void {
+  try {
+    callback(value);
+  } catch {
+    // The subscriber's own failure; the listener carries on.
   }
 }

@@ -39,7 +39,7 @@ import { listenerFor, type NotificationListener, type ListenerState, type Listen
 import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
 import { createPool, guardPool, storeConnections } from './pool.js';
 import { runCompiledDirectly } from './compiled-query.js';
-import { PostgresLeases } from './leases.js';
+import { PostgresLeases, type LeaseHost } from './leases.js';
 import type { LeasingTaskStore } from '../contract/leases.js';
 import { Reaper, type ReaperPass } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
@@ -105,18 +105,10 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
     this.changes = new PostgresTaskChanges(watching);
     this.reaper = new Reaper(this.database, settings.reaper);
     this.reaper.onPass((outcome, durationMs) => this.telemetry.reaperPassed(outcome, durationMs));
-    this.leases = new PostgresLeases(
-      {
-        store: this,
-        database: this.database,
-        calls: this.calls,
-        telemetry: this.telemetry,
-        createLeased: (input, lease) => this.create(input, lease),
-        rescueFailed: (taskIds) => taskIds.forEach((id) => this.transitioned(id, 'failed')),
-      },
-      settings.leases,
-      settings.reaper !== false,
-    );
+    const leaseHost = { store: this, database: this.database, calls: this.calls, telemetry: this.telemetry };
+    const rescueFailed = (taskIds: string[]) => taskIds.forEach((id) => this.transitioned(id, 'failed'));
+    const createLeased: LeaseHost['createLeased'] = (input, lease) => this.create(input, lease);
+    this.leases = new PostgresLeases({ ...leaseHost, createLeased, rescueFailed }, settings.leases, settings.reaper !== false);
     this.listener?.onStateChange((change) => this.telemetry.listenerChanged(change));
     this.listener?.start();
     this.reaper.start();

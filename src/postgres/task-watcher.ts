@@ -13,7 +13,7 @@ import { closedWhileWaiting } from '../contract/errors.js';
 import { cloneJson } from '../contract/json.js';
 import { DeadlineQueue, type CancelDeadline } from '../contract/timers.js';
 import { isTerminal, type TaskSnapshot } from '../contract/types.js';
-import { isSessionLost } from './backend-error.js';
+import { isServerUnavailable, isSessionLost } from './backend-error.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskGate } from './task-gate.js';
 import { parseTaskEvent } from './task-events.js';
@@ -173,40 +173,51 @@ export class TaskWatcher {
     });
   }
 
-  private async flagBatch(batch: Map<string, Waiter[]>): Promise<void> {
+  /**
+   * `retrying`: the waits were registered before the server went away, so while it cannot be
+   * reached they keep waiting and try again, rather than fail like a call made while it is down.
+   */
+  private async flagBatch(batch: Map<string, Waiter[]>, retrying = false): Promise<void> {
     let locked: Set<string>;
     try {
       const { rows } = await this.statements.markAwaitedUnlessLocked.execute(this.db, { taskIds: [...batch.keys()] });
       locked = new Set(rows.map((row) => row.task_id));
     } catch (error) {
       // A wait begun as the server went away is still a wait: it is flagged again once it is back.
-      if (isSessionLost(error) && !this.closed) return this.reflagLater(batch);
+      if (this.worthRetrying(error, retrying)) return this.reflagLater(batch);
       const failure = await this.failure(error);
       for (const [taskId, waiters] of batch) this.removeWaiters(taskId, waiters, failure);
       return;
     }
     for (const [taskId, waiters] of batch) {
-      if (locked.has(taskId)) void this.markAwaited(taskId, waiters);
+      if (locked.has(taskId)) void this.markAwaited(taskId, waiters, retrying);
       else this.recheck(taskId);
     }
   }
 
+  private worthRetrying(error: unknown, retrying: boolean): boolean {
+    return !this.closed && (isSessionLost(error) || (retrying && isServerUnavailable(error)));
+  }
+
   private reflagLater(batch: Map<string, Waiter[]>): void {
     setTimeout(() => {
+      // Aborted or closed meanwhile: those are settled already.
+      const pending = new Map<string, Waiter[]>();
       for (const [taskId, waiters] of batch) {
-        // Aborted or closed meanwhile: those are settled already.
-        for (const waiter of waiters) if (this.waiters.get(taskId)?.has(waiter)) this.flagAwaited(taskId, waiter);
+        const still = waiters.filter((waiter) => this.waiters.get(taskId)?.has(waiter));
+        if (still.length > 0) pending.set(taskId, still);
       }
+      if (pending.size > 0 && !this.closed) void this.flagBatch(pending, true);
     }, REFLAG_DELAY_MS).unref();
   }
 
   /** A task whose row another transaction holds: its flag waits its turn for the row, like a write. */
-  private async markAwaited(taskId: string, waiters: Waiter[]): Promise<void> {
+  private async markAwaited(taskId: string, waiters: Waiter[], retrying: boolean): Promise<void> {
     try {
       await this.gate.run(taskId, (lockTimeout) => this.statements.markAwaited.execute(this.db, { taskId, lockTimeout }));
       this.recheck(taskId);
     } catch (error) {
-      if (isSessionLost(error) && !this.closed) return this.reflagLater(new Map([[taskId, waiters]]));
+      if (this.worthRetrying(error, retrying)) return this.reflagLater(new Map([[taskId, waiters]]));
       this.removeWaiters(taskId, waiters, await this.failure(error));
     }
   }

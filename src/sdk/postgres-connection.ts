@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import { TaskStoreError } from '../contract/errors.js';
 import { toBackendError } from '../postgres/backend-error.js';
-import { createPool } from '../postgres/pool.js';
+import { createPool, dialectPool, guardPool } from '../postgres/pool.js';
 import { validateSchemaName } from '../postgres/schema-name.js';
 
 export interface PostgresConnectionOptions {
@@ -23,17 +23,22 @@ export class PostgresConnection {
   readonly schema: string;
   readonly pool: pg.Pool;
   readonly db: Kysely<unknown>;
-  private readonly ownsPool: boolean;
+  private readonly releasePool: () => Promise<void>;
   private readonly connectionString: string | undefined;
   private closed = false;
 
-  /** `options` as validated by the class that owns the connection (see connection-options.ts). */
+  /**
+   * `options` as validated by the class that owns the connection (see connection-options.ts).
+   * Like the store, it listens for the errors of a caller's pool until `close()`, and of every
+   * client it checks out (pool.ts): a connection dying in a restart must not crash the host.
+   */
   constructor(options: PostgresConnectionOptions, poolSize: number) {
     this.schema = validateSchemaName(options.schema);
     this.connectionString = options.connectionString;
-    this.ownsPool = !options.pool;
     this.pool = options.pool ?? createPool(options.connectionString, poolSize);
-    this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: this.pool }) });
+    const stopGuarding = options.pool ? guardPool(options.pool) : null;
+    this.releasePool = stopGuarding ? async () => stopGuarding() : () => this.pool.end();
+    this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: dialectPool(this.pool, { preparedStatements: false }) }) });
   }
 
   /** `<schema>.<name>`, quoted. */
@@ -54,6 +59,6 @@ export class PostgresConnection {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.ownsPool) await this.pool.end();
+    await this.releasePool();
   }
 }

@@ -9,7 +9,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { QueuedMessage, TaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { z } from 'zod';
-import { TaskStoreError } from '../contract/errors.js';
+import { invalidInput, readingThrew, TaskStoreError } from '../contract/errors.js';
 import { parse } from '../contract/validation.js';
 import { parseOptions } from '../contract/options.js';
 import { connectionFields, listenSchema, requiringConnection } from '../postgres/connection-options.js';
@@ -84,7 +84,7 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
     const parsed = parse(queuedMessageSchema, message, 'message');
     const session = parse(sessionSchema, sessionId, 'sessionId');
     const limit = parse(maxSizeSchema, maxSize, 'maxSize');
-    const json = JSON.stringify(parsed);
+    const json = serialized(parsed);
     const c = this.connection;
     const append = async (db: Transaction<unknown> | typeof c.db) => {
       const { rows } = await sql`
@@ -214,6 +214,19 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
 
 function queueKey(taskId: string, sessionId: string | undefined): string {
   return JSON.stringify([taskId, sessionId ?? null]);
+}
+
+/**
+ * The message as JSON text, before any statement: a message is the SDK's, with `undefined`s JSON
+ * drops, so it is not held to the stores' plain-JSON rules, but a caller's getter or `toJSON` that
+ * throws is still the caller's `invalid_input`, never a database error.
+ */
+function serialized(message: unknown): string {
+  try {
+    return JSON.stringify(message);
+  } catch (error) {
+    throw invalidInput('message', readingThrew(error), error);
+  }
 }
 
 function unknownTask(taskId: string): TaskStoreError {

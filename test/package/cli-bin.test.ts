@@ -118,6 +118,8 @@ describe('the installed mcp-task-store bin', { timeout: 60_000, concurrent: true
       'tombstones      0',
       'oldest working  none',
       expect.stringMatching(/^listeners       \d+ connected \(any schema of this database\)$/),
+      'runners         none running tasks',
+      'rescued         0 resumed, 0 failed in the last day',
       'reaper          no reaper activity recorded',
     ]);
     expect(await binJson(['status', '--schema', SEEDED])).toMatchObject({
@@ -134,7 +136,7 @@ describe('the installed mcp-task-store bin', { timeout: 60_000, concurrent: true
     const human = await bin(['tasks', '--schema', SEEDED, '--status', 'input_required']);
     expect(human).toMatchObject({ code: 0, stderr: '' });
     expect(lines(human.stdout).slice(1)).toEqual([
-      expect.stringMatching(/^TASK +STATUS +TOOL +OWNER +CREATED +UPDATED +MESSAGE$/),
+      expect.stringMatching(/^TASK +STATUS +TOOL +OWNER +CREATED +UPDATED +RUNNER +MESSAGE$/),
       expect.stringMatching(new RegExp(`^${taskIds.asking}  input_required  deploy  -  `)),
       '1 task; no more pages',
     ]);

@@ -28,14 +28,22 @@ function usageExample(): string {
   return block;
 }
 
-/** The arguments of every `npx <bin> …` line in the README's shell blocks, up to a comment, pipe or redirection. */
+/** Commands that serve until Ctrl-C: test/dashboard/ (dashboard) and cli-bin.test.ts (watch) run them and stop them. */
+const SERVING = new Set(['dashboard', 'watch']);
+
+/**
+ * The arguments of every `npx <bin> …` line in the README's shell blocks, up to a comment, pipe or
+ * redirection; but those of a command that serves until stopped, and those with a placeholder
+ * such as `<taskId>` for the reader to fill in.
+ */
 function cliExamples(): string[][] {
   const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
   return blocks
     .flatMap((block) => block.split('\n'))
     .map((line) => line.replace(/\s+[#|>].*$/, '').trim())
-    .filter((line) => line.startsWith(`npx ${BIN} `))
-    .map((line) => line.split(/\s+/).slice(2));
+    .filter((line) => line.startsWith(`npx ${BIN} `) && !line.includes('<'))
+    .map((line) => line.split(/\s+/).slice(2))
+    .filter(([command]) => !SERVING.has(command!));
 }
 
 /** Every file path `exports` names, at any depth of conditions. */
