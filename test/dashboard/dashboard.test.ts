@@ -5,7 +5,9 @@
  * the token, and database values that look like markup staying text. Where no Chromium can be
  * found the browser tests are skipped, saying so loudly; `.ci/run` installs Debian's.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -18,7 +20,10 @@ import { useTestDatabase } from '../support/test-database.js';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => existsSync(path));
 if (!CHROMIUM) console.warn('\n!!! test/dashboard: no Chromium found (apt-get install chromium): the dashboard browser tests are SKIPPED !!!\n');
-const SCREENSHOT = fileURLToPath(new URL('../../docs/dashboard.png', import.meta.url));
+/** The README's screenshot, taken again with UPDATE_SCREENSHOTS=1; otherwise to a scratch file. */
+const SCREENSHOT = process.env.UPDATE_SCREENSHOTS
+  ? fileURLToPath(new URL('../../docs/dashboard.png', import.meta.url))
+  : join(tmpdir(), `dashboard-${process.pid}.png`);
 const XSS = ['<script>window.__pwned = 1</script>', '"><img src=x onerror="window.__pwned = 2">'];
 
 const database = useTestDatabase();
@@ -143,6 +148,7 @@ describe.skipIf(!CHROMIUM)('the dashboard in Chromium', () => {
       expect(await page.locator('#detail img, #tasks-body img, script:not([src])').count()).toBe(0);
       expect((page as Page & { dialogs?: string[] }).dialogs).toEqual([]);
       await page.screenshot({ path: SCREENSHOT });
+      expect(statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
       await page.close();
     } finally {
       await other.close();
