@@ -128,10 +128,12 @@ export function taskChangeConformance(target: ConformanceTarget): void {
       const closing = await record(store, [later.id]);
       closing.watch.close();
       closing.watch.close();
+      // What came before the close (news of the creation, late on a loaded machine) may stay.
+      const beforeClose = [...closing.reported];
       await store.failTask(later.id, sampleError());
       // A report would arrive within a round trip; give it several before concluding there is none.
       await sleep(200);
-      expect(closing.reported).toEqual([]);
+      expect(closing.reported).toEqual(beforeClose);
       changes.watch.close();
     });
 
