@@ -61,15 +61,30 @@ export function readFields<S extends z.ZodType>(schema: S) {
     .unknown()
     .transform((value, ctx) => {
       const read = detachFields(value);
-      if ('value' in read) return read.value;
-      ctx.addIssue({ code: 'custom', message: readingThrew(read.threw), path: read.key === null ? [] : [read.key], params: { cause: read.threw } });
-      return z.NEVER;
+      if ('threw' in read) {
+        ctx.addIssue({ code: 'custom', message: readingThrew(read.threw), path: read.key === null ? [] : [read.key], params: { cause: read.threw } });
+        return z.NEVER;
+      }
+      // Any other object is not a group of fields; handed on, a thenable would make zod wait for it.
+      if (read.value === value && typeof value === 'object' && value !== null) {
+        ctx.addIssue({ code: 'custom', message: 'must be a plain object' });
+        return z.NEVER;
+      }
+      return read.value;
     })
     .pipe(schema);
 }
 
 const jsonValue = plainJson(z.unknown());
 const jsonObject = plainJson(z.record(z.string(), z.unknown()));
+
+/**
+ * zod runs a string's length checks on any value, reading its `length` (a proxy's `get` trap, a
+ * getter): with the type checked first, alone, a value that is no string runs no caller code.
+ */
+export function stringFirst<S extends z.ZodType<string, string>>(schema: S) {
+  return z.string().pipe(schema);
+}
 
 /** Every string the stores keep: the rules of plain-json.ts. */
 const text = z.string().superRefine((value, ctx) => {
@@ -82,14 +97,14 @@ const taskIdSchema = z.string();
  * An owner is a principal's identifier, not content: bounded in length (so it always fits the
  * owner index) rather than measured against `maxPayloadBytes`, like the tool name.
  */
-const ownerSchema = text.max(512).nullable();
+const ownerSchema = stringFirst(text.max(512)).nullable();
 export const ttlSchema = z.number().int().min(0).max(MAX_TTL_MS);
 const statusSchema = z.enum(TASK_STATUSES as [TaskStatus, ...TaskStatus[]]);
-const messageSchema = text.max(16_384).nullish();
+const messageSchema = stringFirst(text.max(16_384)).nullish();
 const metaSchema = jsonObject;
 
 const createTaskInputSchema = z.strictObject({
-  toolName: text.min(1).max(1024),
+  toolName: stringFirst(text.min(1).max(1024)),
   arguments: jsonValue.optional(),
   ttlMs: ttlSchema.nullable().optional(),
   owner: ownerSchema.optional(),
@@ -130,7 +145,7 @@ const waitOptionsSchema = z.strictObject({ signal: z.instanceof(AbortSignal).opt
 const listTasksOptionsSchema = z.strictObject({
   status: statusSchema.optional(),
   owner: ownerSchema.optional(),
-  cursor: z.string().max(1024).optional(),
+  cursor: stringFirst(z.string().max(1024)).optional(),
   limit: z.number().int().min(1).max(MAX_PAGE_LIMIT).optional(),
 });
 
@@ -146,19 +161,33 @@ const listTasksOptionsSchema = z.strictObject({
 export function parse<S extends z.ZodType>(schema: S, value: unknown, field: string): z.output<S> {
   const detached = detachFields(value);
   if ('threw' in detached) throw threwAt(field, detached);
-  let parsed: z.ZodSafeParseResult<z.output<S>>;
+  let issue: z.core.$ZodIssue;
   try {
-    parsed = schema.safeParse(detached.value);
+    const parsed = schema.safeParse(detached.value, { error: messagesNotFailing });
+    if (parsed.success) return parsed.data;
+    // zod writes its messages when they are first read, looking at the value again (a proxy's
+    // prototype, say): inside the try too.
+    issue = parsed.error.issues[0]!;
   } catch (error) {
     // Caller code that no copy reached (an array's element, an AbortSignal look-alike) threw while
     // zod read it: still the caller's input, never the store's failure.
     throw invalidInput(field, readingThrew(error), error);
   }
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
   const cause = issue.code === 'custom' ? (issue.params as { cause?: unknown } | undefined)?.cause : undefined;
   throw invalidInput([field, ...issue.path.map(String)].join('.'), issue.message, cause);
 }
+
+/**
+ * zod's own messages, which look at the value again (`received Proxy`): a proxy's trap may throw
+ * there, and the message then says what was expected without looking, so the issue keeps its path.
+ */
+const messagesNotFailing: z.core.$ZodErrorMap = (issue) => {
+  try {
+    return z.config().localeError?.(issue);
+  } catch {
+    return 'expected' in issue ? `Invalid input: expected ${String(issue.expected)}` : undefined;
+  }
+};
 
 function threwAt(field: string, read: ReadThrew) {
   return invalidInput(read.key === null ? field : `${field}.${read.key}`, readingThrew(read.threw), read.threw);

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import { readingThrew } from '../contract/errors.js';
-import { readFields } from '../contract/validation.js';
+import { readFields, stringFirst } from '../contract/validation.js';
 import { schemaNameSchema } from './schema-name.js';
 
 const POOL_METHODS = ['connect', 'query', 'end', 'on'];
@@ -29,13 +29,13 @@ export const poolSchema = z.custom<pg.Pool>().superRefine((value, ctx) => {
 /** Where to connect: a caller's pool or a URL, and the schema. */
 export const connectionFields = {
   pool: poolSchema.optional(),
-  connectionString: z.string().min(1).optional(),
+  connectionString: stringFirst(z.string().min(1)).optional(),
   schema: schemaNameSchema.optional(),
 };
 
 /** LISTEN/NOTIFY: `false` polls instead; `connectionString` is a direct connection for the listener alone. */
 export const listenSchema = readFields(
-  z.union([z.literal(false), z.strictObject({ connectionString: z.string().min(1).optional() })], {
+  z.union([z.literal(false), z.strictObject({ connectionString: stringFirst(z.string().min(1)).optional() })], {
     error: 'must be false or { connectionString?: a non-empty string }',
   }),
 );
@@ -46,3 +46,9 @@ export function requiringConnection<T extends z.ZodType<{ pool?: unknown; connec
     message: 'give a pool or a connectionString',
   });
 }
+
+/**
+ * The connection fields alone, other keys left to the class that owns the connection: what the
+ * SDK's PostgresConnection checks again, so it is safe whoever builds it.
+ */
+export const connectionOptionsSchema = requiringConnection(z.looseObject(connectionFields));

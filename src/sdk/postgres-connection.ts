@@ -6,9 +6,11 @@
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import { TaskStoreError } from '../contract/errors.js';
+import { parseOptions } from '../contract/options.js';
 import { toBackendError } from '../postgres/backend-error.js';
+import { connectionOptionsSchema } from '../postgres/connection-options.js';
 import { createPool, dialectPool, guardPool } from '../postgres/pool.js';
-import { validateSchemaName } from '../postgres/schema-name.js';
+import { DEFAULT_SCHEMA } from '../postgres/schema-name.js';
 
 export interface PostgresConnectionOptions {
   /** A pool the caller owns; `close()` leaves it open. */
@@ -28,12 +30,14 @@ export class PostgresConnection {
   private closed = false;
 
   /**
-   * `options` as validated by the class that owns the connection (see connection-options.ts).
-   * Like the store, it listens for the errors of a caller's pool until `close()`, and of every
-   * client it checks out (pool.ts): a connection dying in a restart must not crash the host.
+   * The class that owns the connection validates its options (connection-options.ts); they are
+   * checked again here, so a bad one is `invalid_input` naming it whoever passes it. Like the
+   * store, it listens for the errors of a caller's pool until `close()`, and of every client it
+   * checks out (pool.ts): a connection dying in a restart must not crash the host.
    */
-  constructor(options: PostgresConnectionOptions, poolSize: number) {
-    this.schema = validateSchemaName(options.schema);
+  constructor(given: PostgresConnectionOptions, poolSize: number) {
+    const options = parseOptions(connectionOptionsSchema, given);
+    this.schema = options.schema ?? DEFAULT_SCHEMA;
     this.connectionString = options.connectionString;
     this.pool = options.pool ?? createPool(options.connectionString, poolSize);
     const stopGuarding = options.pool ? guardPool(options.pool) : null;

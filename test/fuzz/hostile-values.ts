@@ -191,3 +191,32 @@ export const hostileTaskId: fc.Arbitrary<unknown> = fc.oneof(
   hostileNumber,
   fc.constantFrom(null, undefined, {}, [], ['a'.repeat(32)], { taskId: 'a'.repeat(32) }),
 );
+
+/** The error a hostile value's own code throws, told apart from anything a store throws. */
+export class CallerBug extends Error {
+  override name = 'CallerBug';
+}
+
+const bug = (what: string) => () => {
+  throw new CallerBug(`${what} boom`);
+};
+
+/**
+ * Values whose reading runs the caller's code, which throws: a getter, each Proxy trap a read goes
+ * through, a `toJSON`. Each call builds a fresh one.
+ */
+export const THROWING_VALUES: Record<string, () => object> = {
+  'a throwing getter': () => Object.defineProperty({ fine: 1 }, 'boom', { enumerable: true, get: bug('getter') }),
+  'a proxy whose get throws': () => new Proxy({ a: 1 }, { get: bug('get trap') }),
+  'a proxy whose ownKeys throws': () => new Proxy({ a: 1 }, { ownKeys: bug('ownKeys trap') }),
+  'a proxy whose getOwnPropertyDescriptor throws': () => new Proxy({ a: 1 }, { getOwnPropertyDescriptor: bug('descriptor trap') }),
+  'a proxy whose getPrototypeOf throws': () => new Proxy({ a: 1 }, { getPrototypeOf: bug('prototype trap') }),
+  'a toJSON that throws': () => ({ toJSON: bug('toJSON') }),
+  'a getter toJSON that throws': () => Object.defineProperty({}, 'toJSON', { enumerable: true, get: bug('toJSON getter') }),
+};
+
+/** An object whose `key` reads `first` once and `later` on every read after. */
+export function changingValue(key: string, first: unknown, later: unknown): object {
+  let reads = 0;
+  return Object.defineProperty({}, key, { enumerable: true, get: () => (reads++ === 0 ? first : later) });
+}

@@ -10,12 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryTaskStore, migrate, PostgresTaskStore, TaskStoreError, type PostgresTaskStoreOptions } from '../../src/index.js';
 import { createPool } from '../../src/postgres/pool.js';
 import { PostgresSessionTaskIndex, PostgresTaskMessageQueue } from '../../src/sdk/index.js';
+import { PostgresConnection } from '../../src/sdk/postgres-connection.js';
 import { normalize, outcomeOf, type Outcome } from '../support/differential.js';
 import { tableContents } from '../support/table-contents.js';
 import { useTestDatabase } from '../support/test-database.js';
 import { BOUND_MS, sleep, within } from '../support/time.js';
 import { useNoUnhandledErrors } from '../support/unhandled-errors.js';
-import { anyHostile, hostileNumber, hostileString, SQL_FRAGMENTS } from './hostile-values.js';
+import { anyHostile, CallerBug, hostileNumber, hostileString, SQL_FRAGMENTS, THROWING_VALUES } from './hostile-values.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25) * 4;
 const SCHEMA = 'fuzz_options';
@@ -210,45 +211,99 @@ describe('options of one store', () => {
     },
     { requiredKeys: ['pool'] },
   );
-  const sdkClasses = {
-    PostgresTaskMessageQueue: (options: never) => new PostgresTaskMessageQueue(options),
-    // It never listens, so it takes no `listen`.
-    PostgresSessionTaskIndex: ({ listen: _listen, ...options }: Record<string, unknown>) => new PostgresSessionTaskIndex(options as never),
-  };
 
-  it('the SDK integration’s PostgresTaskMessageQueue and PostgresSessionTaskIndex: the same connection options, validated alike', async () => {
+  it('every constructor that takes connection options: any combination builds, or is invalid_input naming a field it was given', async () => {
     await fc.assert(
-      fc.asyncProperty(connectionOptions, fc.constantFrom(...Object.keys(sdkClasses)), async (generated, name) => {
-        const options = { ...generated, ...(generated.pool === 'the test pool' ? { pool } : {}) };
-        const where = `${name}(${fc.stringify(generated)})`;
-        const built = construct(() => sdkClasses[name as keyof typeof sdkClasses](options as never));
-        if (!('store' in built)) {
-          expect(built, where).toStrictEqual({ error: 'invalid_input' });
-          return;
+      fc.asyncProperty(connectionOptions, fc.constantFrom(...Object.keys(CONNECTION_TAKERS)), async (generated, name) => {
+        const taker = CONNECTION_TAKERS[name]!;
+        const given = { ...generated, ...(generated.pool === 'the test pool' ? { pool } : {}) };
+        const options = taker.listens ? given : (({ listen: _listen, ...rest }) => rest)(given);
+        const where = `${name}(${fc.stringify(options)})`;
+        const built = await build(() => taker.build(options));
+        if ('error' in built) {
+          expect(built.error, where).toBeInstanceOf(TaskStoreError);
+          const { kind, message } = built.error as TaskStoreError;
+          expect(kind, `${where}: ${message}`).toBe('invalid_input');
+          const named = Object.keys(options).some((field) => message.startsWith(`invalid options.${field}`) || message.includes(`"${field}"`));
+          expect(named || message.includes('give a pool or a connectionString'), `${where}: names no field: ${message}`).toBe(true);
         }
-        await within(`${where}: close()`, built.store.close());
       }),
       { numRuns: RUNS },
     );
   });
+});
 
-  it('a listener connection string that is not a string is refused by every class that listens, naming the field', async () => {
-    for (const build of [
-      () => new PostgresTaskStore({ pool, schema: SCHEMA, listen: { connectionString: 5 } } as never),
-      () => new PostgresTaskMessageQueue({ pool, schema: SCHEMA, listen: { connectionString: 5 } } as never),
-    ]) {
-      const error = (() => {
-        try {
-          build();
-        } catch (thrown) {
-          return thrown;
-        }
-        return null;
-      })();
-      expect(error).toBeInstanceOf(TaskStoreError);
-      expect(error).toMatchObject({ kind: 'invalid_input', message: expect.stringContaining('options.listen') });
+/**
+ * Each public class (and function) that takes connection options, and the SDK's internal
+ * connection they share; `build` closes what it built, so only a refusal is left to see.
+ */
+const CONNECTION_TAKERS: Record<string, { listens: boolean; build(options: unknown): Promise<unknown> }> = {
+  PostgresTaskStore: { listens: true, build: (options) => new PostgresTaskStore(options as never).close() },
+  PostgresTaskMessageQueue: { listens: true, build: (options) => new PostgresTaskMessageQueue(options as never).close() },
+  PostgresSessionTaskIndex: { listens: false, build: (options) => new PostgresSessionTaskIndex(options as never).close() },
+  PostgresConnection: { listens: false, build: (options) => new PostgresConnection(options as never, 1).close() },
+  // It migrates for real when the options are valid: the test schema, already up to date.
+  migrate: { listens: false, build: (options) => migrate(options as never) },
+};
+
+/** What building (and closing) did: nothing, or what it threw or rejected with. */
+async function build(make: () => Promise<unknown>): Promise<{ built: true } | { error: unknown }> {
+  try {
+    await within('building and closing', Promise.resolve().then(make));
+    return { built: true };
+  } catch (error) {
+    return { error };
+  }
+}
+
+describe('connection options whose reading throws, in every constructor that takes them', () => {
+  const FIELDS = ['pool', 'connectionString', 'schema', 'listen'] as const;
+  /** Where the hostile value sits: the field a getter that throws, the field's value, inside `listen`. */
+  const placements = {
+    'a getter on the field': (field: string) =>
+      Object.defineProperty({ pool, schema: SCHEMA }, field, { enumerable: true, get: () => { throw new CallerBug(`${field} getter boom`); } }),
+    'the field’s value': (field: string, hostile: () => object) => ({ pool, schema: SCHEMA, [field]: hostile() }),
+    'listen.connectionString': (_field: string, hostile: () => object) => ({ pool, schema: SCHEMA, listen: { connectionString: hostile() } }),
+  };
+
+  it('are invalid_input naming the field, with the caller’s error as cause when a read threw; nothing goes unhandled', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...Object.keys(CONNECTION_TAKERS)),
+        fc.constantFrom(...FIELDS),
+        fc.constantFrom(...Object.keys(placements)),
+        fc.constantFrom(...Object.keys(THROWING_VALUES), 'a number', 'a string that is not one'),
+        async (name, field, placement, hostileName) => {
+          const taker = CONNECTION_TAKERS[name]!;
+          const named = placement === 'listen.connectionString' ? 'listen' : field;
+          if (named === 'listen' && !taker.listens) return;
+          const hostile = THROWING_VALUES[hostileName] ?? (() => (hostileName === 'a number' ? (5 as never) : (Object('') as object)));
+          const options = placements[placement as keyof typeof placements](field, hostile);
+          const where = `${name}: ${hostileName} as ${placement} ${named}`;
+          const built = await build(() => taker.build(options));
+          expect(built, `${where}: accepted`).toHaveProperty('error');
+          const error = (built as { error: unknown }).error;
+          expect(error, `${where}: ${String(error)}`).toBeInstanceOf(TaskStoreError);
+          const { kind, message, cause } = error as TaskStoreError;
+          expect(kind, `${where}: ${message}`).toBe('invalid_input');
+          expect(message, where).toMatch(new RegExp(`^invalid options\\.${named}[.:]`));
+          if (message.includes('reading it threw')) expect(cause, `${where}: the cause`).toBeInstanceOf(CallerBug);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    // Whatever a refused constructor started (nothing, it should be) has had time to fail.
+    await sleep(50);
+  });
+
+  it('options that are themselves a throwing proxy are refused naming `options`, in every constructor', async () => {
+    for (const [name, taker] of Object.entries(CONNECTION_TAKERS)) {
+      for (const [hostileName, hostile] of Object.entries(THROWING_VALUES).filter(([what]) => what.startsWith('a proxy'))) {
+        const built = await build(() => taker.build(hostile()));
+        expect(built, `${name}(${hostileName})`).toMatchObject({ error: { kind: 'invalid_input', message: expect.stringMatching(/^invalid options[.:]/) } });
+        expect((built as { error: Error }).error.cause, `${name}(${hostileName}): the cause`).toBeInstanceOf(CallerBug);
+      }
     }
-    expect(() => new PostgresSessionTaskIndex({ pool, connectionString: 5 } as never)).toThrow(/options\.connectionString/);
   });
 });
 
