@@ -5,21 +5,20 @@
  * the token, and database values that look like markup staying text. Where no Chromium can be
  * found the browser tests are skipped, saying so loudly; `.ci/run` installs Debian's.
  */
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
 import { createPool } from '../../src/postgres/pool.js';
-import { startCli, type RunningCli } from '../package/cli-support.js';
+import type { RunningCli } from '../package/cli-support.js';
 import { spawnServer } from '../sdk/support.js';
 import { useTestDatabase } from '../support/test-database.js';
+import { CHROMIUM, openDashboardPage, startDashboard, type StartedDashboard } from './support.js';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => existsSync(path));
-if (!CHROMIUM) console.warn('\n!!! test/dashboard: no Chromium found (apt-get install chromium): the dashboard browser tests are SKIPPED !!!\n');
 /** The README's screenshot, taken again with UPDATE_SCREENSHOTS=1; otherwise to a scratch file. */
 const SCREENSHOT = process.env.UPDATE_SCREENSHOTS
   ? fileURLToPath(new URL('../../docs/dashboard.png', import.meta.url))
@@ -55,32 +54,18 @@ afterAll(async () => {
   await pool?.end();
 });
 
-async function dashboard(...flags: string[]): Promise<{ url: string; origin: string }> {
-  const cli = startCli(['dashboard', '--schema', SCHEMA, ...flags], { DATABASE_URL: database.connectionString });
-  running.push(cli);
-  await cli.waitFor('out', /^dashboard: /);
-  const url = /^dashboard: (\S+)/.exec(cli.out.find((line) => line.startsWith('dashboard: '))!)![1]!;
-  return { url, origin: new URL(url).origin };
+async function dashboard(...flags: string[]): Promise<StartedDashboard> {
+  const started = await startDashboard(database.connectionString, SCHEMA, ...flags);
+  running.push(started.cli);
+  return started;
 }
 
-/** A page that has the dashboard open and has drawn its first list. */
-async function open(url: string): Promise<Page> {
-  const page = await browser.newPage();
-  const dialogs: string[] = [];
-  page.on('dialog', (dialog) => {
-    dialogs.push(dialog.message());
-    void dialog.dismiss();
-  });
-  (page as Page & { dialogs?: string[] }).dialogs = dialogs;
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready="true"]');
-  return page;
-}
+const open = (url: string) => openDashboardPage(browser, url);
 
 describe('the dashboard over HTTP', () => {
   it('answers 401 to a request without the token, and leaks no credential or database URL', async () => {
     const { origin, url } = await dashboard();
-    for (const path of ['/', '/app.js', '/api/tasks', '/api/summary', '/api/session', '/api/events']) {
+    for (const path of ['/', '/client/app.js', '/api/tasks', '/api/summary', '/api/session', '/api/events']) {
       const response = await fetch(`${origin}${path}`);
       expect(response.status, path).toBe(401);
       expect(await response.text()).not.toMatch(/postgres:\/\//);
@@ -146,7 +131,8 @@ describe.skipIf(!CHROMIUM)('the dashboard in Chromium', () => {
       expect(await page.locator('#detail').textContent()).toContain(XSS[1]);
       expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
       expect(await page.locator('#detail img, #tasks-body img, script:not([src])').count()).toBe(0);
-      expect((page as Page & { dialogs?: string[] }).dialogs).toEqual([]);
+      expect(page.dialogs).toEqual([]);
+      expect(page.errors, 'the page script ran under its CSP without an error').toEqual([]);
       await page.screenshot({ path: SCREENSHOT });
       expect(statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
       await page.close();

@@ -2,8 +2,8 @@
  * Who may use the dashboard: whoever holds its access token. The token comes in the URL the
  * command prints (`/?token=…`) once; the page then answers with an HttpOnly, SameSite=Strict
  * cookie and a redirect that takes the token out of the address bar and the history. Every
- * request but the favicon must carry the token (the cookie, `?token=`, or `Authorization: Bearer`),
- * compared in constant time.
+ * request must carry the token (the cookie, `?token=`, or `Authorization: Bearer`), compared in
+ * constant time.
  *
  * A request that changes something (a cancel) must also come from the page itself: its Origin is
  * the dashboard's own, and it carries the CSRF token the page was given, which is derived from

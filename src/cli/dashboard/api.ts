@@ -5,6 +5,7 @@
 import { TaskStoreError } from '../../contract/errors.js';
 import type { TaskStatus, TaskStore } from '../../contract/types.js';
 import type { CliDatabase } from '../database.js';
+import { parseSince, type Since } from '../arguments.js';
 import { truncate } from '../format.js';
 import {
   listTasks,
@@ -15,10 +16,12 @@ import {
   storeCounts,
   TASK_STATUSES,
   type ListingPosition,
+  type TaskDetail,
   type TaskFilter,
 } from '../operator-queries.js';
+import { readTaskLease } from './task-lease.js';
 import { toolActivity } from './tool-activity.js';
-import type { SummaryJson, TaskDetailJson, TaskPageJson } from './wire.js';
+import type { SummaryJson, TaskDetailJson, TaskPageJson } from './client/wire.js';
 
 export const DEFAULT_PAGE_SIZE = 25;
 const MAX_PAGE_SIZE = 200;
@@ -52,11 +55,13 @@ export class DashboardApi {
     if (tool) filter.toolName = tool;
     const owner = query.get('owner');
     if (owner) filter.owner = owner;
+    const since = query.get('since');
+    if (since) filter.since = parseSinceQuery(since);
     const limit = Number(query.get('limit') ?? DEFAULT_PAGE_SIZE);
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) throw new BadRequest(`limit: expected a whole number from 1 to ${MAX_PAGE_SIZE}`);
     const cursor = query.get('cursor');
     const { tasks, next } = await listTasks(this.database, filter, cursor ? parseCursor(cursor) : null, limit);
-    return json({ tasks, nextCursor: next ? `${next.createdUs}-${next.taskId}` : null, serverNow: new Date() });
+    return json({ tasks, nextCursor: next ? `${next.createdUs}-${next.taskId}` : null, serverNow: new Date() }) satisfies TaskPageJson;
   }
 
   /** Everything `show` tells about a task, and its outcome; null when there is neither task nor tombstone. */
@@ -64,13 +69,13 @@ export class DashboardApi {
     const task = await readTask(this.database, taskId);
     const tombstone = task ? null : await readTombstone(this.database, taskId);
     if (!task && !tombstone) return null;
-    const [inputRequests, history, outcome] = await Promise.all([
+    const [inputRequests, history, lease, outcome] = await Promise.all([
       readInputRequests(this.database, taskId),
       readHistory(this.database, taskId),
+      readTaskLease(this.database, taskId),
       task && !task.expired ? this.outcome(taskId) : null,
     ]);
-    const { readAt: _readAt, error: _error, ...line } = task ?? { readAt: null, error: null };
-    return json({ task: task ? line : null, tombstone, inputRequests, history, outcome, serverNow: new Date() });
+    return json({ task: task ? shownFields(task) : null, tombstone, inputRequests, history, lease, outcome, serverNow: new Date() }) satisfies TaskDetailJson;
   }
 
   /** Cancels through the store, so the task's token is raised wherever it is held. */
@@ -95,6 +100,11 @@ export class DashboardApi {
   }
 }
 
+/** The task as the page shows it: the error is in the outcome, the read time in serverNow. */
+function shownFields({ readAt: _readAt, error: _error, ...shown }: TaskDetail): Omit<TaskDetail, 'readAt' | 'error'> {
+  return shown;
+}
+
 function parseCursor(cursor: string): ListingPosition {
   const match = CURSOR.exec(cursor);
   if (!match) throw new BadRequest('cursor: not a cursor this dashboard gave');
@@ -105,7 +115,19 @@ function isText(item: unknown): item is { type: 'text'; text: string } {
   return typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'text' && typeof (item as { text?: unknown }).text === 'string';
 }
 
-/** Dates become ISO strings, as on the wire. */
-function json<T>(value: unknown): T {
-  return JSON.parse(JSON.stringify(value)) as T;
+/** `since` as the CLI's --since takes it: a duration back (1h, 2d) or an ISO time. */
+function parseSinceQuery(value: string): Since {
+  try {
+    return parseSince(value);
+  } catch (error) {
+    throw new BadRequest(error instanceof Error ? error.message.replace(/^--since/, 'created since') : String(error));
+  }
+}
+
+/** A value as JSON carries it: dates as ISO strings. */
+type Wire<T> = T extends Date ? string : T extends (infer Item)[] ? Wire<Item>[] : T extends object ? { [Key in keyof T]: Wire<T[Key]> } : T;
+
+/** Dates become ISO strings, as on the wire; the type says so, so the compiler checks the wire types. */
+function json<T>(value: T): Wire<T> {
+  return JSON.parse(JSON.stringify(value)) as Wire<T>;
 }

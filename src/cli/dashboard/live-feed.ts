@@ -16,7 +16,7 @@ import { NotificationListener, type ListenerStateChange } from '../../postgres/l
 import { notificationChannel } from '../../postgres/schema-name.js';
 import type { CliDatabase } from '../database.js';
 import { TaskFeed, type TaskChange } from '../task-feed.js';
-import type { FeedEvents, FeedState, SummaryJson } from './wire.js';
+import type { FeedEvents, FeedState, SummaryJson } from './client/wire.js';
 
 /** What pg_stat_activity shows for the dashboard's listener connection. */
 export const DASHBOARD_LISTENER_APPLICATION_NAME = 'mcp-task-store-dashboard';

@@ -9,7 +9,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>mcp-task-store dashboard</title>
 <link rel="stylesheet" href="/app.css">
-<script src="/app.js" defer></script>
+<script type="module" src="/client/app.js"></script>
 </head>
 <body>
 <header>
@@ -33,6 +33,7 @@ export const PAGE_HTML = `<!doctype html>
   </select></label>
   <label>tool <input name="tool" autocomplete="off"></label>
   <label>owner <input name="owner" autocomplete="off"></label>
+  <label>created since <input name="since" autocomplete="off" size="12" placeholder="1h, 2d, 2026-12-01"></label>
   <button type="submit">Filter</button>
   <button type="reset">Clear</button>
 </form>

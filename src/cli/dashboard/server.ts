@@ -1,6 +1,7 @@
 /**
- * The dashboard's HTTP server (node:http, no framework): the page, its script and stylesheet,
- * the JSON endpoints of ./api.ts, and `/api/events`, the server-sent events of ./live-feed.ts.
+ * The dashboard's HTTP server (node:http, no framework): the page, its stylesheet, its script
+ * (the ES modules of ./client-script.ts, under /client/), the JSON endpoints of ./api.ts, and
+ * `/api/events`, the server-sent events of ./live-feed.ts.
  *
  * Every request needs the access token (./access.ts); without it the answer is 401 and nothing
  * else. Every answer carries a Content-Security-Policy that allows the page's own script and
@@ -15,9 +16,9 @@ import type { CliDatabase } from '../database.js';
 import { DashboardAccess } from './access.js';
 import { BadRequest, DashboardApi, DEFAULT_PAGE_SIZE } from './api.js';
 import type { LiveFeed } from './live-feed.js';
+import { loadClientModules } from './client-script.js';
 import { PAGE_CSS, PAGE_HTML } from './page.js';
-import { pageScript } from './script.js';
-import type { SessionJson } from './wire.js';
+import type { SessionJson } from './client/wire.js';
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -31,6 +32,7 @@ const CONTENT_SECURITY_POLICY = [
   "require-trusted-types-for 'script'",
 ].join('; ');
 const TASK_PATH = /^\/api\/tasks\/([0-9a-f]{32})(\/cancel)?$/;
+const CLIENT_PATH = /^\/client\/([a-z-]+\.js)$/;
 
 export interface DashboardServerOptions {
   database: CliDatabase;
@@ -53,7 +55,7 @@ export interface RunningDashboard {
 
 export async function startDashboardServer(options: DashboardServerOptions): Promise<RunningDashboard> {
   const api = new DashboardApi(options.database, options.store);
-  const script = pageScript();
+  const clientModules = await loadClientModules();
   const streams = new Set<ServerResponse>();
   let access: DashboardAccess | null = null;
 
@@ -89,8 +91,9 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     switch (url.pathname) {
       case '/':
         return send(response, 200, 'text/html; charset=utf-8', PAGE_HTML);
-      case '/app.js':
-        return send(response, 200, 'text/javascript; charset=utf-8', script);
+      case '/favicon.ico': // the page has none; an empty answer keeps the browser from logging a 404
+        response.writeHead(204, { 'cache-control': 'max-age=86400', 'content-security-policy': CONTENT_SECURITY_POLICY });
+        return void response.end();
       case '/app.css':
         return send(response, 200, 'text/css; charset=utf-8', PAGE_CSS);
       case '/api/session': {
@@ -110,6 +113,8 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
       case '/api/events':
         return events(response);
     }
+    const clientModule = clientModules.get(CLIENT_PATH.exec(url.pathname)?.[1] ?? '');
+    if (clientModule !== undefined) return send(response, 200, 'text/javascript; charset=utf-8', clientModule);
     if (taskPath && !taskPath[2]) {
       const detail = await api.task(taskPath[1]!);
       return detail ? sendJson(response, detail) : send(response, 404, 'application/json', JSON.stringify({ error: 'no such task' }));

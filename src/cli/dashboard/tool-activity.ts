@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { TaskStatus } from '../../contract/types.js';
 import type { CliDatabase } from '../database.js';
-import type { ToolActivityJson } from './wire.js';
+import type { ToolActivityJson } from './client/wire.js';
 
 /** The busiest tools first; the rest are left out of the header. */
 const MAX_TOOLS = 12;

@@ -1,13 +1,11 @@
 /**
  * The browser side, part two: the task detail panel, what `mcp-task-store show` tells: the task's
- * fields, its outcome, its input requests (outstanding and answered) and its timeline from
- * task_history. With actions allowed, a task still running gets a Cancel button that asks to be
- * pressed twice.
- *
- * Sent to the browser as source text, like dom.ts: nothing from outside but its parameters.
+ * fields, its runner's lease, its outcome, its input requests (outstanding and answered) and its
+ * timeline from `task_transitions`. With actions allowed, a task still running gets a Cancel
+ * button that asks to be pressed twice.
  */
-import type { DomElement, DomKit } from './dom.js';
-import type { TaskDetailJson } from '../wire.js';
+import { badge, duration, el, json, owner, time } from './dom.js';
+import type { TaskDetailJson } from './wire.js';
 
 export interface DetailActions {
   /** Asks the server to cancel the task; resolves to what to tell the user. */
@@ -18,13 +16,12 @@ export interface DetailActions {
 
 export type DetailView = ReturnType<typeof detailView>;
 
-export function detailView(kit: DomKit, panel: DomElement, allowActions: boolean, actions: DetailActions) {
-  const { el, duration, time, owner, badge, json } = kit;
+export function detailView(panel: HTMLElement, allowActions: boolean, actions: DetailActions) {
   const TERMINAL = ['completed', 'failed', 'cancelled'];
-  let ttlCell: DomElement | null = null;
+  let ttlCell: HTMLElement | null = null;
   let expiresAt: string | null = null;
 
-  function field(name: string, value: string | DomElement): DomElement[] {
+  function field(name: string, value: string | HTMLElement): HTMLElement[] {
     return [el('dt', { text: name }), el('dd', {}, value)];
   }
 
@@ -34,7 +31,7 @@ export function detailView(kit: DomKit, panel: DomElement, allowActions: boolean
     return left <= 0 ? 'expired' : `${duration(left)} left`;
   }
 
-  function cancelButton(taskId: string): DomElement {
+  function cancelButton(taskId: string): HTMLElement {
     const note = el('span', { className: 'note' });
     const button = el('button', { className: 'cancel', text: 'Cancel task', attributes: { type: 'button' } });
     let armed: ReturnType<typeof setTimeout> | null = null;
@@ -64,7 +61,15 @@ export function detailView(kit: DomKit, panel: DomElement, allowActions: boolean
     return el('p', { className: 'actions' }, button, ' ', note);
   }
 
-  function fields(detail: TaskDetailJson): DomElement {
+  /** Who runs the task and until when, as `show` says it. */
+  function leaseText(lease: NonNullable<TaskDetailJson['lease']>): string {
+    const rescues = lease.attempts > 0 ? `; ${lease.attempts} rescue${lease.attempts === 1 ? '' : 's'}, last lost runner ${lease.lostRunner ?? '-'}` : '';
+    if (lease.runnerId === null) return `none: rescued, awaiting a resume by ${time(lease.expiresAt)}${rescues}`;
+    const overdue = lease.overdue ? ' (overdue: its runner stopped renewing)' : '';
+    return `${lease.runnerId}, since ${time(lease.acquiredAt)}, lease until ${time(lease.expiresAt)}${overdue}${rescues}`;
+  }
+
+  function fields(detail: TaskDetailJson): HTMLElement {
     const list = el('dl', { className: 'fields' });
     const task = detail.task;
     if (task) {
@@ -82,6 +87,7 @@ export function detailView(kit: DomKit, panel: DomElement, allowActions: boolean
       if (task.pollIntervalMs !== null) list.append(...field('poll interval', duration(task.pollIntervalMs)));
       if (task.cancelRequestedAt) list.append(...field('cancel', `requested ${time(task.cancelRequestedAt)}`));
       list.append(...field('message', task.statusMessage ?? '-'));
+      if (detail.lease) list.append(...field('runner', leaseText(detail.lease)));
     } else if (detail.tombstone) {
       expiresAt = null;
       ttlCell = null;
@@ -93,7 +99,7 @@ export function detailView(kit: DomKit, panel: DomElement, allowActions: boolean
     return list;
   }
 
-  function outcome(detail: TaskDetailJson): DomElement | null {
+  function outcome(detail: TaskDetailJson): HTMLElement | null {
     if (!detail.outcome) return null;
     const { kind, isError, summary } = detail.outcome;
     const heading = kind === 'error' ? 'Error' : isError ? 'Result (isError)' : 'Result';
@@ -105,7 +111,7 @@ export function detailView(kit: DomKit, panel: DomElement, allowActions: boolean
     return typeof message === 'string' ? message : json(request);
   }
 
-  function inputRequests(detail: TaskDetailJson): DomElement {
+  function inputRequests(detail: TaskDetailJson): HTMLElement {
     const section = el('section', { className: 'input-requests' }, el('h3', { text: 'Input requests' }));
     if (detail.inputRequests.length === 0) return el('section', {}, section, el('p', { className: 'empty', text: 'none' }));
     const head = el('tr', {}, ...['key', 'state', 'issued', 'settled', 'request', 'response'].map((name) => el('th', { text: name })));
@@ -125,7 +131,7 @@ export function detailView(kit: DomKit, panel: DomElement, allowActions: boolean
     return section;
   }
 
-  function timeline(detail: TaskDetailJson): DomElement {
+  function timeline(detail: TaskDetailJson): HTMLElement {
     const section = el('section', { className: 'timeline' }, el('h3', { text: 'Timeline' }));
     const items = detail.history.map((step) =>
       el(

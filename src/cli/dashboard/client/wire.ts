@@ -1,9 +1,12 @@
 /**
  * What the dashboard's server sends its page, as JSON (dates as ISO strings): the types both
- * sides are written against. The page's script imports them as types only.
+ * sides are written against, as types only. It imports nothing, so that the page's build
+ * (./tsconfig.json) stays inside this directory; where the server fills these types from the
+ * store's own, the compiler checks that they still agree.
  */
-import type { TaskStatus } from '../../contract/types.js';
-import type { InputRequestState } from '../../postgres/tables.js';
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+export type InputRequestState = 'outstanding' | 'answered' | 'superseded';
 
 export type Iso = string;
 
@@ -63,6 +66,8 @@ export interface TaskDetailJson {
   tombstone: { owner: string | null; expiredAt: Iso; tombstonedAt: Iso } | null;
   inputRequests: { key: string; state: InputRequestState; request: unknown; response: unknown; issuedAt: Iso; settledAt: Iso | null }[];
   history: { at: Iso; fromStatus: TaskStatus | null; toStatus: TaskStatus; message: string | null; previousStateMs: number | null }[];
+  /** Its runner's execution lease; null when it has none (or the schema predates leases). */
+  lease: { runnerId: string | null; acquiredAt: Iso; expiresAt: Iso; overdue: boolean; attempts: number; lostRunner: string | null } | null;
   /** A settled task's result or JSON-RPC error, shortened. */
   outcome: { kind: 'result' | 'error'; isError: boolean; summary: string } | null;
   serverNow: Iso;
