@@ -215,6 +215,14 @@ export const THROWING_VALUES: Record<string, () => object> = {
   'a getter toJSON that throws': () => Object.defineProperty({}, 'toJSON', { enumerable: true, get: bug('toJSON getter') }),
 };
 
+/** The key of each of {@link THROWING_VALUES} whose read throws; absent: reading the object itself throws, or nothing does. */
+export const THROWS_AT: Record<string, string> = {
+  'a throwing getter': 'boom',
+  'a proxy whose get throws': 'a',
+  'a proxy whose getOwnPropertyDescriptor throws': 'a',
+  'a getter toJSON that throws': 'toJSON',
+};
+
 /** An object whose `key` reads `first` once and `later` on every read after. */
 export function changingValue(key: string, first: unknown, later: unknown): object {
   let reads = 0;
