@@ -1,6 +1,7 @@
 /**
- * The dashboard's page script as the package builds it, the list's "created since" filter, and a
- * leased task's runner on its page: over HTTP, and in headless Chromium where there is one.
+ * The dashboard's page script as the package builds it, its one LISTEN connection, the list's
+ * "created since" filter, and a leased task's runner on its page: over HTTP, and in headless
+ * Chromium where there is one.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import pg from 'pg';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskPageJson } from '../../src/cli/dashboard/client/wire.js';
+import { DASHBOARD_LISTENER_APPLICATION_NAME } from '../../src/cli/dashboard/live-feed.js';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
 import { createPool } from '../../src/postgres/pool.js';
 import type { RunningCli } from '../package/cli-support.js';
@@ -74,6 +76,28 @@ describe('the page script', () => {
       await rm(out, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('the live feed', () => {
+  it('is one LISTEN connection for the dashboard, however many pages watch', async () => {
+    const listeners = async () =>
+      (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [DASHBOARD_LISTENER_APPLICATION_NAME])).rows[0]!.n;
+    await Promise.all(running.splice(0).map((cli) => cli.stop())); // the other tests' dashboards listen too
+    await expect.poll(listeners).toBe(0);
+    const { origin, token } = await dashboard();
+    const streams = await Promise.all(
+      Array.from({ length: 5 }, async () => {
+        const controller = new AbortController();
+        const response = await fetch(`${origin}/api/events`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
+        expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+        const reader = response.body!.getReader();
+        expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/^event: feed\n/);
+        return controller;
+      }),
+    );
+    await expect.poll(listeners).toBe(1);
+    for (const stream of streams) stream.abort();
+  });
 });
 
 describe('the list filtered by creation time', () => {
