@@ -2,7 +2,10 @@
  * The database server stopped and started again under two store instances, with waiters pending,
  * tokens held and lifecycles in flight. While it is down every call fails fast with `backend`
  * while waiters keep waiting; once it is back, waiters resolve, tokens rise, and nothing the
- * callers were told is lost or doubled.
+ * callers were told is lost or doubled. Also down for seconds, with calls in flight on the pool
+ * (a caller's, with no error listener of its own) and the listeners, and every kind of waiter
+ * pending (completions, a runner awaiting answers, the SDK queue's message wait), each resolved
+ * by what another instance does after the restart.
  *
  * The server is an embedded PostgreSQL of this file's own (the run's shared server must not stop),
  * so this runs wherever the suite does.
@@ -10,10 +13,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
+import { PostgresTaskMessageQueue } from '../../src/sdk/index.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/postgres/listener.js';
 import { listening } from '../support/postgres-stores.js';
 import { startRestartableServer, type RestartableServer } from '../support/restartable-server.js';
-import { BOUND_MS, stillPending, within } from '../support/time.js';
+import { BOUND_MS, eventually, stillPending, within } from '../support/time.js';
 import { useNoUnhandledErrors } from '../support/unhandled-errors.js';
 import { Ledger } from './ledger.js';
 
@@ -172,4 +176,91 @@ describe('a server restart', () => {
       await Promise.all([a.close(), b.close()]);
     }
   });
+
+  it('down for seconds with calls in flight on the pool and the listeners and every kind of waiter pending: the process survives, and every waiter resolves once another instance acts after the restart', async () => {
+    // The caller's pool has no 'error' listener of its own: its connections dying in the outage
+    // must not crash the process, since the store and the queue on it listen for them.
+    const callerPool = new pg.Pool({ connectionString: server.adminUrl, max: 4 });
+    const options = { schema: SCHEMA, reaper: false as const, lockTimeoutMs: 20_000 };
+    const a = new PostgresTaskStore({ ...options, pool: callerPool });
+    const b = new PostgresTaskStore({ ...options, connectionString: server.adminUrl });
+    const queueA = new PostgresTaskMessageQueue({ pool: callerPool, schema: SCHEMA });
+    const queueB = new PostgresTaskMessageQueue({ connectionString: server.adminUrl, schema: SCHEMA });
+    const locker = new pg.Client({ connectionString: server.adminUrl, application_name: 'lock holder' });
+    locker.on('error', () => {}); // the stop ends its session
+    try {
+      await within('both stores listening', Promise.all([listening(a), listening(b)]));
+      await eventually('queue A listening', async () => queueA.listening);
+      const make = (n: number) => Promise.all(Array.from({ length: n }, () => a.createTask({ toolName: 'outage', ttlMs: 3_600_000 }).then(({ taskId }) => taskId)));
+      const [awaited, singles, ticking] = await Promise.all([make(4), make(4), make(6)]);
+      const [asking, queued, locked, notifiedAtStop] = singles as [string, string, string, string];
+
+      // The waiters: completions, a runner waiting for its task's answers, a tasks/result waiting for a message.
+      const completions = [...awaited, asking, locked, notifiedAtStop].map((taskId) => quiet(a.waitForCompletion(taskId)));
+      await a.requireInput(asking, { q: { method: 'elicitation/create', params: { message: 'go on?' } } });
+      let answered!: () => void;
+      const resumed = new Promise<void>((resolve) => (answered = resolve));
+      const watch = await a.watchTasks([asking], () => void a.getTask(asking).then((task) => task?.status === 'working' && answered(), () => {}));
+      const message = quiet(queueA.waitForMessage(queued, undefined));
+      await eventually('the waits registered', async () => {
+        const { rows } = await callerPool.query(`SELECT count(*) FILTER (WHERE awaited)::int AS n FROM ${SCHEMA}.tasks WHERE task_id = ANY($1)`, [[...awaited, asking, locked, notifiedAtStop]]);
+        return rows[0].n === 7;
+      });
+
+      // In flight as the server stops: a completion blocked on a row lock (pool), a burst of
+      // progress on the caller's pool, and a completion whose NOTIFY races the shutdown (listeners).
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM ${SCHEMA}.tasks WHERE task_id = $1 FOR UPDATE`, [locked]);
+      const blocked = settled(b.completeTask(locked, { content: [] }));
+      expect(await stillPending(blocked, 100), 'the completion waits for the lock').toBe(true);
+      const burst = ticking.map((taskId) => settled(a.setStatus(taskId, 'working', 'tick')));
+      const racing = settled(b.completeTask(notifiedAtStop, { content: [] }));
+      await server.stop();
+
+      const down = Date.now();
+      for (const call of [blocked, racing, ...burst]) {
+        const outcome = await within('a call in flight at the stop', call);
+        if ('error' in outcome) expect(outcome.error, 'a call in flight at the stop').toMatchObject({ name: 'TaskStoreError', kind: 'backend' });
+      }
+      expect(await settled(a.getTask(asking)), 'a call while down').toMatchObject({ error: { name: 'TaskStoreError', kind: 'backend' } });
+      // Down for a few seconds, every waiter still waiting.
+      const waiting = Promise.race([...completions, resumed, message]);
+      expect(await stillPending(waiting, Math.max(0, 3_000 - (Date.now() - down))), 'the waiters keep waiting').toBe(true);
+
+      await server.start();
+      const result = { content: [{ type: 'text' as const, text: 'after the restart' }] };
+      for (const taskId of [...awaited, locked, notifiedAtStop]) await onceBack(() => b.completeTask(taskId, result));
+      await onceBack(() => b.applyInputResponses(asking, { q: { action: 'accept', content: {} } }));
+      await within('the runner on A seeing its answers', resumed, 20_000);
+      await onceBack(() => b.completeTask(asking, result));
+      await onceBack(() => queueB.enqueue(queued, { type: 'notification', message: { jsonrpc: '2.0', method: 'notifications/message', params: {} }, timestamp: Date.now() }));
+
+      const snapshots = await within('every completion waiter after the restart', Promise.all(completions), 20_000);
+      expect(snapshots.map((snapshot) => (snapshot as { task?: { status: string } })?.task?.status)).toStrictEqual(snapshots.map(() => 'completed'));
+      await within('the message waiter after the restart', message, 20_000);
+      await within('both stores listening again', Promise.all([listening(a), listening(b)]), 20_000);
+      await eventually('queue A listening again', async () => queueA.listening, 20_000);
+      // What the calls in flight were told holds: a progress that succeeded was kept.
+      for (const [index, outcome] of (await Promise.all(burst)).entries()) {
+        if ('applied' in outcome) expect((await onceBack(() => b.getTask(ticking[index]!)))?.statusMessage).toBe('tick');
+      }
+      watch.close();
+    } finally {
+      await locker.end().catch(() => {});
+      await Promise.all([a.close(), b.close(), queueA.close(), queueB.close()]);
+      await callerPool.end();
+    }
+  });
 });
+
+/** The call's outcome, never a rejection: what it resolved with, or what it rejected with. */
+function settled<T>(call: Promise<T>): Promise<{ applied: T } | { error: unknown }> {
+  return call.then((applied) => ({ applied }), (error: unknown) => ({ error }));
+}
+
+/** A promise awaited later: its rejection is not unhandled meanwhile. */
+function quiet<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
+}
