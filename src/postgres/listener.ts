@@ -96,7 +96,12 @@ export class NotificationListener {
     this.clearTimers();
     const client = this.client;
     this.client = null;
-    await client?.end().catch(() => {});
+    if (!client) return;
+    // A client still connecting (a slow DNS lookup, say) would end only once that is over, which
+    // can take seconds: its socket goes at once.
+    const socket = (client as unknown as { connection?: { stream?: { connecting?: boolean; destroy(): void } } }).connection?.stream;
+    if (socket?.connecting) socket.destroy();
+    await client.end().catch(() => {});
   }
 
   /** Never rejects: whatever goes wrong, from building the client on, schedules another attempt. */
