@@ -8,9 +8,9 @@ import { z } from 'zod';
 import { parseOptions } from '../contract/options.js';
 import { toBackendError } from './backend-error.js';
 import { MIGRATION_LOCK_TABLE, MIGRATION_TABLE, migrationNames, migrationSql } from './migration-files.js';
-import { poolSchema } from './connection-options.js';
+import { connectionFields, requiringConnection } from './connection-options.js';
 import { createPool, dialectPool, guardPool } from './pool.js';
-import { DEFAULT_SCHEMA, schemaNameSchema } from './schema-name.js';
+import { DEFAULT_SCHEMA } from './schema-name.js';
 import { readSchemaState, schemaMismatchError } from './schema-version.js';
 
 class SqlFileMigrationProvider implements MigrationProvider {
@@ -48,15 +48,7 @@ export interface MigrateOptions {
   schema?: string;
 }
 
-const migrateOptionsSchema = z
-  .strictObject({
-    pool: poolSchema.optional(),
-    connectionString: z.string().min(1).optional(),
-    schema: schemaNameSchema.optional(),
-  })
-  .refine((options) => options.pool !== undefined || options.connectionString !== undefined, {
-    message: 'give a pool or a connectionString',
-  });
+const migrateOptionsSchema = requiringConnection(z.strictObject(connectionFields));
 
 /**
  * Applies every pending migration to `schema`. Safe to run from several processes at once: Kysely
