@@ -140,7 +140,19 @@ const inputRequestSchema = z.discriminatedUnion('method', [
 const inputRequestsSchema = plainJson(z.record(requestKey, inputRequestSchema));
 const inputResponsesSchema = plainJson(z.record(requestKey, jsonObject));
 
-const waitOptionsSchema = z.strictObject({ signal: z.instanceof(AbortSignal).optional() }).optional();
+/** `instanceof` runs a proxy's `getPrototypeOf` trap: one that throws is named, with its error as cause. */
+const abortSignalSchema = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    try {
+      if (typeof value === 'object' && value !== null) Object.getPrototypeOf(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: readingThrew(error), params: { cause: error } });
+    }
+  })
+  .pipe(z.instanceof(AbortSignal));
+
+const waitOptionsSchema = z.strictObject({ signal: abortSignalSchema.optional() }).optional();
 
 const listTasksOptionsSchema = z.strictObject({
   status: statusSchema.optional(),

@@ -1,6 +1,6 @@
 /**
- * The connection options every PostgreSQL-backed class of the package takes (the store, and the
- * SDK integration's message queue and session index), validated by one schema so that an
+ * The connection options every PostgreSQL-backed class of the package takes (the store, the SDK
+ * integration's message queue and session index, `migrate`), validated by one schema so that an
  * untyped caller's `listen: { connectionString: 5 }` is an `invalid_input` naming the field
  * wherever it is passed, never a crash later in the listener.
  */

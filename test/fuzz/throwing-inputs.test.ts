@@ -78,6 +78,7 @@ const PLACES: Record<string, Place> = Object.fromEntries(
     place('listTasks', null, 'options', (h) => [h]),
     place('listTasks', null, 'options.owner', (h) => [{ owner: h }]),
     place('waitForCompletion', 'working', 'options', (h) => [h]),
+    place('waitForCompletion', 'working', 'options.signal', (h) => [{ signal: h }]),
     place('watchTasks', null, 'taskIds.0', (h) => [[h], () => {}]),
     ...(['getTask', 'getTaskResult', 'taskOwner', 'taskPresence', 'outstandingInputRequests', 'inputResponses', 'resumeContext', 'discardTask'] as const).map(
       (method) => place(method, null, 'taskId', (h) => [h]),
@@ -139,6 +140,23 @@ function poolOf(pair: StorePair): pg.Pool {
   return (pair.postgres as unknown as { pool: pg.Pool }).pool;
 }
 
+/**
+ * invalid_input: a read that threw names exactly where (the key of the hostile value at
+ * `hostilePath`, or the value itself) with the caller's error as cause; any other refusal names a
+ * field of the argument (the value's, or one it leaves out).
+ */
+function expectRefusal(outcome: { kind: string; message: string; causeIsTheCallers: boolean }, where: string, hostilePath: string, kind: string): void {
+  expect(outcome.kind, `${where}: ${outcome.message}`).toBe('invalid_input');
+  const named = namedField(outcome.message);
+  if (outcome.message.includes('reading it threw')) {
+    expect(named, where).toBe(THROWS_AT[kind] ? `${hostilePath}.${THROWS_AT[kind]}` : hostilePath);
+    expect(outcome.causeIsTheCallers, `${where}: the cause`).toBe(true);
+  } else {
+    const argument = hostilePath.split('.')[0]!;
+    expect(named === argument || named.startsWith(`${argument}.`), `${where}: names ${named}`).toBe(true);
+  }
+}
+
 /** The field an `invalid <field>: …` message names. */
 function namedField(message: string): string {
   return /^invalid (.*?): /.exec(message)?.[1] ?? `(no field in "${message}")`;
@@ -165,18 +183,7 @@ describe('inputs whose reading throws or changes, on both stores', () => {
         const outcome = outcomes.memory;
         expect('raw' in outcome ? outcome : null, `${where}: the caller’s error escaped raw`).toBeNull();
         if ('kind' in outcome) {
-          expect(outcome.kind, `${where}: ${outcome.message}`).toBe('invalid_input');
-          const hostilePath = [spot.field, ...path].join('.');
-          const named = namedField(outcome.message);
-          if (outcome.message.includes('reading it threw')) {
-            // Precisely where the read threw: the key of the hostile value, or the value itself.
-            expect(named, where).toBe(THROWS_AT[kind] ? `${hostilePath}.${THROWS_AT[kind]}` : hostilePath);
-            expect(outcome.causeIsTheCallers, `${where}: the cause`).toBe(true);
-          } else {
-            // A refusal for what the value is (or for a field it leaves out): within the argument.
-            const argument = spot.field.split('.')[0]!;
-            expect(named === argument || named.startsWith(`${argument}.`), `${where}: names ${named}`).toBe(true);
-          }
+          expectRefusal(outcome, where, [spot.field, ...path].join('.'), kind);
           expect(await tableContents(stores.admin, stores.schema), `${where}: the tables changed`).toStrictEqual(tables);
           expect(await shown(pair, 'memory'), `${where}: the memory store changed`).toStrictEqual(before.memory);
         } else {
@@ -197,7 +204,7 @@ describe('inputs whose reading throws or changes, on both stores', () => {
 
   it('every place is tried with every kind of hostile value on both stores at least once', async () => {
     // The generated property samples; this walks the whole grid once, flat, checking only the
-    // invariants that need no reading of the tables: same outcome, never backend, never raw.
+    // invariants that need no reading of the tables: same outcome, never raw, refusals as above.
     const { pair, ids } = await seeded();
     for (const [placeName, spot] of Object.entries(PLACES)) {
       for (const kind of Object.keys(HOSTILE)) {
@@ -210,7 +217,7 @@ describe('inputs whose reading throws or changes, on both stores', () => {
         const where = `${kind} at ${placeName}`;
         expect(outcomes.postgres, `${where}: the stores disagree`).toStrictEqual(outcomes.memory);
         expect(outcomes.memory, `${where}: never raw`).not.toHaveProperty('raw');
-        if ('kind' in outcomes.memory) expect(outcomes.memory.kind, `${where}: ${outcomes.memory.message}`).toBe('invalid_input');
+        if ('kind' in outcomes.memory) expectRefusal(outcomes.memory, where, spot.field, kind);
       }
     }
     const pool = poolOf(pair);
