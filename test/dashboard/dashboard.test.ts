@@ -14,10 +14,9 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
 import { createPool } from '../../src/postgres/pool.js';
-import type { RunningCli } from '../package/cli-support.js';
 import { spawnServer } from '../sdk/support.js';
 import { useTestDatabase } from '../support/test-database.js';
-import { CHROMIUM, openDashboardPage, startDashboard, type StartedDashboard } from './support.js';
+import { CHROMIUM, openDashboardPage, useDashboards } from './support.js';
 
 /** The README's screenshot, taken again with UPDATE_SCREENSHOTS=1; otherwise to a scratch file. */
 const SCREENSHOT = process.env.UPDATE_SCREENSHOTS
@@ -31,7 +30,6 @@ const BULK = 10_000;
 let pool: pg.Pool;
 let store: PostgresTaskStore;
 let browser: Browser;
-const running: RunningCli[] = [];
 
 beforeAll(async () => {
   pool = createPool(database.connectionString, 4);
@@ -48,17 +46,12 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(running.splice(0).map((cli) => cli.stop()));
   await browser?.close();
   await store?.close();
   await pool?.end();
 });
 
-async function dashboard(...flags: string[]): Promise<StartedDashboard> {
-  const started = await startDashboard(database.connectionString, SCHEMA, ...flags);
-  running.push(started.cli);
-  return started;
-}
+const dashboard = useDashboards(database, SCHEMA);
 
 const open = (url: string) => openDashboardPage(browser, url);
 

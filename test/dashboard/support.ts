@@ -1,6 +1,7 @@
 /** What the dashboard's tests share: the system's Chromium, a dashboard started in-process, a page open on it. */
 import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
+import { afterAll } from 'vitest';
 import { startCli, type RunningCli } from '../package/cli-support.js';
 
 export const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => existsSync(path));
@@ -14,8 +15,26 @@ export interface StartedDashboard {
   cli: RunningCli;
 }
 
-/** `mcp-task-store dashboard --schema <schema> …flags`, once it has printed its URL; the caller stops `cli`. */
-export async function startDashboard(connectionString: string, schema: string, ...flags: string[]): Promise<StartedDashboard> {
+/**
+ * Registers an afterAll that stops every dashboard it started, and returns how to start one:
+ * `mcp-task-store dashboard --schema <schema> …flags`, once it has printed its URL.
+ */
+export function useDashboards(
+  database: { readonly connectionString: string },
+  schema: string,
+): ((...flags: string[]) => Promise<StartedDashboard>) & { stopAll(): Promise<void> } {
+  const running: RunningCli[] = [];
+  const stopAll = async () => void (await Promise.all(running.splice(0).map((cli) => cli.stop())));
+  afterAll(stopAll);
+  const start = async (...flags: string[]) => {
+    const started = await startDashboard(database.connectionString, schema, ...flags);
+    running.push(started.cli);
+    return started;
+  };
+  return Object.assign(start, { stopAll });
+}
+
+async function startDashboard(connectionString: string, schema: string, ...flags: string[]): Promise<StartedDashboard> {
   const cli = startCli(['dashboard', '--schema', schema, ...flags], { DATABASE_URL: connectionString });
   await cli.waitFor('out', /^dashboard: /);
   const url = /^dashboard: (\S+)/.exec(cli.out.find((line) => line.startsWith('dashboard: '))!)![1]!;

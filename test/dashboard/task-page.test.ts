@@ -15,17 +15,15 @@ import type { TaskPageJson } from '../../src/cli/dashboard/client/wire.js';
 import { DASHBOARD_LISTENER_APPLICATION_NAME } from '../../src/cli/dashboard/live-feed.js';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
 import { createPool } from '../../src/postgres/pool.js';
-import type { RunningCli } from '../package/cli-support.js';
 import { PROJECT_ROOT } from '../package/project-copy.js';
 import { useTestDatabase } from '../support/test-database.js';
-import { CHROMIUM, openDashboardPage, startDashboard, type StartedDashboard } from './support.js';
+import { CHROMIUM, openDashboardPage, useDashboards } from './support.js';
 
 const database = useTestDatabase();
 const SCHEMA = 'dashboard_page';
 let pool: pg.Pool;
 let store: PostgresTaskStore;
 let browser: Browser;
-const running: RunningCli[] = [];
 
 beforeAll(async () => {
   pool = createPool(database.connectionString, 4);
@@ -42,17 +40,12 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(running.splice(0).map((cli) => cli.stop()));
   await browser?.close();
   await store?.close();
   await pool?.end();
 });
 
-async function dashboard(...flags: string[]): Promise<StartedDashboard> {
-  const started = await startDashboard(database.connectionString, SCHEMA, ...flags);
-  running.push(started.cli);
-  return started;
-}
+const dashboard = useDashboards(database, SCHEMA);
 
 describe('the page script', () => {
   it('is what the build compiles from src/cli/dashboard/client with the DOM library, served as ES modules', async () => {
@@ -82,7 +75,7 @@ describe('the live feed', () => {
   it('is one LISTEN connection for the dashboard, however many pages watch', async () => {
     const listeners = async () =>
       (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [DASHBOARD_LISTENER_APPLICATION_NAME])).rows[0]!.n;
-    await Promise.all(running.splice(0).map((cli) => cli.stop())); // the other tests' dashboards listen too
+    await dashboard.stopAll(); // the other tests' dashboards listen too
     await expect.poll(listeners).toBe(0);
     const { origin, token } = await dashboard();
     const streams = await Promise.all(
