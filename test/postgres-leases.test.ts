@@ -145,4 +145,25 @@ describe('leases across instances', () => {
     await eventually('the automatic rescue', async () => (await rescuer.getTask(id))?.status === 'failed');
     expect(Date.now() - started).toBeLessThan(100 + 1_000);
   });
+
+  it('a lease written by plain SQL (or an instance of an older version) guards its task like one this store took', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: QUICK });
+    const other = stores.open(schema, { leases: QUICK });
+    const { taskId } = await other.createTask({ toolName: TOOL });
+    const flagged = async () =>
+      (await stores.pool().query(`SELECT leased FROM ${schema}.tasks WHERE task_id = $1`, [taskId])).rows[0].leased;
+    expect(await flagged(), 'a task nobody leased').toBe(false);
+
+    await stores.pool().query(
+      `INSERT INTO ${schema}.task_leases (task_id, runner_id, expires_at, acquired_at) VALUES ($1, $2, now() + interval '1 minute', now())`,
+      [taskId, runner.leases.runnerId],
+    );
+    expect(await flagged()).toBe(true);
+    expect(await other.setStatus(taskId, 'working', 'not its runner'), 'progress from an instance without the lease').toBe(false);
+    expect(await other.completeTask(taskId, done), 'an outcome from an instance without the lease').toBe(false);
+    expect(await runner.completeTask(taskId, done)).toBe(true);
+    const { rows } = await stores.pool().query(`SELECT count(*)::int AS n FROM ${schema}.task_leases`);
+    expect(rows[0].n, 'the settled task’s lease ended with it').toBe(0);
+  });
 });

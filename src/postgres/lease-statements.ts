@@ -4,7 +4,9 @@
  *
  * Every statement that touches both a lease and its task locks the lease row before the task row,
  * so two of them can never deadlock: the fragments below are uncorrelated subqueries, which
- * PostgreSQL runs once, before it reads (and locks) the task row.
+ * PostgreSQL runs once, after it reads the task row and before it locks it. They run only for a
+ * task that was ever leased (`tasks.leased`, migration 0008): a task nobody leased costs its
+ * transitions no look at task_leases.
  */
 import { sql, type RawBuilder } from 'kysely';
 import { compileQuery } from './compiled-query.js';
@@ -24,15 +26,15 @@ export function leaseAllows(
   runner: unknown,
   lockTimeout: unknown,
 ): RawBuilder<boolean> {
-  return sql<boolean>`(SELECT coalesce(bool_and(${runner}::text IS NULL OR lease.runner_id IS NOT DISTINCT FROM ${runner}::text), true)
+  return sql<boolean>`(NOT leased OR (SELECT coalesce(bool_and(${runner}::text IS NULL OR lease.runner_id IS NOT DISTINCT FROM ${runner}::text), true)
       FROM (SELECT runner_id FROM ${tables.task_leases}
-             WHERE task_id = ${taskId} AND ${withinLockTimeout(lockTimeout as string)} FOR UPDATE) AS lease)`;
+             WHERE task_id = ${taskId} AND ${withinLockTimeout(lockTimeout as string)} FOR UPDATE) AS lease))`;
 }
 
 /** A condition that is always true and locks the task's lease row, for a writer that ends it. */
 export function lockingLease({ tables }: StoreDatabase, taskId: unknown, lockTimeout: unknown): RawBuilder<boolean> {
-  return sql<boolean>`(SELECT count(*) FROM (SELECT 1 FROM ${tables.task_leases}
-             WHERE task_id = ${taskId} AND ${withinLockTimeout(lockTimeout as string)} FOR UPDATE) AS lease) >= 0`;
+  return sql<boolean>`(NOT leased OR (SELECT count(*) FROM (SELECT 1 FROM ${tables.task_leases}
+             WHERE task_id = ${taskId} AND ${withinLockTimeout(lockTimeout as string)} FOR UPDATE) AS lease) >= 0)`;
 }
 
 /** A CTE (to follow `WITH … ,`) deleting the leases of the tasks `settled` selects the ids of. */

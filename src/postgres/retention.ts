@@ -36,7 +36,7 @@ function retentionStatements(database: StoreDatabase) {
              AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
-        endingLeases(database, sql`SELECT task_id FROM changed`),
+        endingLeases(database, sql`SELECT task_id FROM changed WHERE leased`),
       ),
     ),
 

@@ -28,6 +28,7 @@ export interface TasksTable {
   error: Jsonb<Record<string, unknown>> | null;
   cancel_requested_at: Timestamp | null;
   awaited: Generated<boolean>;
+  leased: Generated<boolean>;
 }
 
 export type InputRequestState = 'outstanding' | 'answered' | 'superseded';

@@ -6,13 +6,14 @@
  *
  * A statement that changes a task's status or message sets `previous_status = status` (the SET
  * reads the row it locked, so this is exact under concurrency) and returns
- * {@link TRANSITION_COLUMNS}; {@link recordingTransition} wraps it. Each row names the task's tool
+ * {@link TRANSITION_COLUMNS} (with `leased`, for a statement that also ends the task's lease);
+ * {@link recordingTransition} wraps it. Each row names the task's tool
  * and owner, so the history still answers per tool and per owner once the task itself is gone.
  */
 import { sql, type Expression, type RawBuilder } from 'kysely';
 import type { StoreDatabase } from './tables.js';
 
-export const TRANSITION_COLUMNS = sql`task_id, tool_name, owner, last_updated_at, previous_status, status, status_message`;
+export const TRANSITION_COLUMNS = sql`task_id, tool_name, owner, last_updated_at, previous_status, status, status_message, leased`;
 
 /**
  * `change` modifies tasks and returns {@link TRANSITION_COLUMNS}; `result` is selected from its rows.

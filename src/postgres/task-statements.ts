@@ -52,24 +52,25 @@ type TimeLeft = { ms_until_expiry: number | null };
 export function taskStatements(database: StoreDatabase) {
   const { db, tables } = database;
   const snapshotColumns = [...TASK_OBJECT_COLUMNS, 'result', 'error'] as const;
-  const inserting = (param: (name: keyof NewTask) => unknown) => sql`
+  /** `leased`: the task's lease row is written by the same statement (see migration 0008). */
+  const inserting = (param: (name: keyof NewTask) => unknown, leased: boolean) => sql`
     INSERT INTO ${tables.tasks}
       (task_id, owner, tool_name, arguments, status, status_message,
-       created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms)
+       created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms, leased)
     SELECT ${param('taskId')}, ${param('owner')}, ${param('toolName')}, ${param('argumentsJson')}::jsonb,
            'working', ${param('statusMessage')}, clock.now, clock.now, ${param('ttlMs')}::bigint,
-           clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint
+           clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint, ${sql.lit(leased)}
       FROM (SELECT date_trunc('milliseconds', now()) AS now) AS clock
     RETURNING ${TRANSITION_COLUMNS}, ${msUntilExpiry}`;
   return {
     /** createdAt is kept to the millisecond, as the wire format shows it. */
-    insert: compileQuery<NewTask, TimeLeft>(db, (param) => recordingTransition(database, inserting(param), sql`ms_until_expiry`)),
+    insert: compileQuery<NewTask, TimeLeft>(db, (param) => recordingTransition(database, inserting(param, false), sql`ms_until_expiry`)),
 
     /** `insert`, with the lease of the instance that will run the task, in the same statement. */
     insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, TimeLeft>(db, (param) =>
       recordingTransition(
         database,
-        inserting(param),
+        inserting(param, true),
         sql`ms_until_expiry`,
         sql`leased AS (
               INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at)
@@ -133,7 +134,7 @@ export function taskStatements(database: StoreDatabase) {
              AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
-        endingLeases(database, sql`SELECT task_id FROM changed`),
+        endingLeases(database, sql`SELECT task_id FROM changed WHERE leased`),
       ),
     ),
 
@@ -157,7 +158,7 @@ export function taskStatements(database: StoreDatabase) {
           RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta`,
         sql`${sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column)))},
             previous_status IS DISTINCT FROM status AS transitioned`,
-        endingLeases(database, sql`SELECT task_id FROM changed WHERE previous_status IS DISTINCT FROM status`),
+        endingLeases(database, sql`SELECT task_id FROM changed WHERE leased AND previous_status IS DISTINCT FROM status`),
       ),
     ),
 
