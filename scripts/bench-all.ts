@@ -36,7 +36,7 @@ const PRESETS: Record<string, Preset> = {
     wake: { tasks: 1000, pollers: 200 },
     mcp: { concurrencies: [1, 16], seconds: 3, rounds: 5, tasks: 200, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [1_000, 1_000_000], rounds: 5, operations: 200 },
-    reaper: { rows: 1_000_000, seconds: 5, concurrency: 4 },
+    reaper: { rows: 1_000_000, pacings: [0, 1], seconds: 5, concurrency: 4 },
     memory: { waiters: 10_000, tokens: 10_000 },
   },
   quick: {
@@ -44,7 +44,7 @@ const PRESETS: Record<string, Preset> = {
     wake: { tasks: 300, pollers: 50 },
     mcp: { concurrencies: [1, 16], seconds: 1, rounds: 3, tasks: 50, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [1_000, 100_000], rounds: 3, operations: 100 },
-    reaper: { rows: 100_000, seconds: 2, concurrency: 4 },
+    reaper: { rows: 100_000, pacings: [0, 1], seconds: 2, concurrency: 4 },
     memory: { waiters: 10_000, tokens: 10_000 },
   },
   smoke: {
@@ -52,7 +52,7 @@ const PRESETS: Record<string, Preset> = {
     wake: { tasks: 20, pollers: 5 },
     mcp: { concurrencies: [1, 4], seconds: 0.3, rounds: 1, tasks: 8, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [100, 2_000], rounds: 1, operations: 10 },
-    reaper: { rows: 2_000, seconds: 0.3, concurrency: 2 },
+    reaper: { rows: 2_000, pacings: [0, 1], seconds: 0.3, concurrency: 2 },
     memory: { waiters: 200, tokens: 200 },
   },
 };

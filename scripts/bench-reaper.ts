@@ -10,6 +10,6 @@ import { onScriptDatabase } from './bench/on-database.js';
 import { parseOptions } from './bench/options.js';
 import { runReaperBenchmark } from './bench/reaper.js';
 
-const options = parseOptions('npm run bench:reaper -- [options]', { rows: 1_000_000, seconds: 5, concurrency: 4 });
+const options = parseOptions('npm run bench:reaper -- [options]', { rows: 1_000_000, pacings: [0, 1], seconds: 5, concurrency: 4 });
 
 await onScriptDatabase((url) => runReaperBenchmark(url, options));

@@ -438,8 +438,12 @@ describe('concurrent reapers', () => {
       expect(batches).toEqual([]);
       await blocker.query('ROLLBACK');
       expect((await within('the pass', pass, 20_000)).tombstoned).toBe(400);
-      // Half of 200, then doubling after each commit, up to batchSize.
-      expect(batches).toEqual([100, 200, 100]);
+      // Half of 200, then doubling after each commit, up to batchSize (a batch may take fewer rows
+      // than its size: it reaps the pages of the rows it found, see tombstoneBatch).
+      expect(batches[0]).toBe(100);
+      expect(Math.max(...batches.slice(1))).toBeGreaterThan(100);
+      expect(Math.max(...batches)).toBeLessThanOrEqual(200);
+      expect(batches.reduce((sum, rows) => sum + rows, 0)).toBe(400);
     });
   });
 
@@ -464,6 +468,75 @@ describe('concurrent reapers', () => {
     });
   });
 
+  test('expired rows scattered among live ones, in random expiry order: every expired row goes, oldest first, and no live one', async () => {
+    const schema = await freshSchema();
+    // Rows lie in creation order and expire in random order; every third one is still live.
+    await resources.admin.query(
+      `INSERT INTO ${schema}.tasks
+         (task_id, owner, tool_name, arguments, status, status_message, created_at, last_updated_at, ttl_ms, expires_at)
+       SELECT md5('scattered ' || i), NULL, CASE WHEN i % 3 = 0 THEN 'live' ELSE 'expired' END, '{}', 'working', 'Task started',
+              now() - interval '1 hour', now() - interval '1 hour', 1,
+              CASE WHEN i % 3 = 0 THEN now() + interval '1 hour' ELSE now() - random() * interval '30 minutes' END
+         FROM generate_series(1, 3000) AS i`,
+    );
+    const { rows: oldest } = await resources.admin.query<{ task_id: string }>(
+      `SELECT task_id FROM ${schema}.tasks WHERE expires_at <= now() ORDER BY expires_at LIMIT 5`,
+    );
+    await withReaper(schema, { batchSize: 100 }, async (reaper) => {
+      const batches: number[] = [];
+      let firstBatchTookOldest: boolean | undefined;
+      reaper.onBatch(({ phase, rows }) => phase === 'tombstone' && batches.push(rows));
+      const firstBatch = new Promise<void>((resolve) => {
+        const stop = reaper.onBatch(() => {
+          stop();
+          void resources.admin
+            .query(`SELECT count(*)::int AS n FROM ${schema}.tombstones WHERE task_id = ANY($1)`, [oldest.map((row) => row.task_id)])
+            .then(({ rows }) => (firstBatchTookOldest = rows[0].n === oldest.length))
+            .finally(resolve);
+        });
+      });
+      expect((await reaper.runOnce()).tombstoned).toBe(2000);
+      await firstBatch;
+      expect(firstBatchTookOldest, 'the first batch took the five oldest expiries').toBe(true);
+      expect(batches.reduce((sum, rows) => sum + rows, 0)).toBe(2000);
+      expect(Math.max(...batches)).toBeLessThanOrEqual(100);
+    });
+    expect(await count(schema, 'tasks')).toBe(1000);
+    const { rows } = await resources.admin.query(`SELECT DISTINCT tool_name FROM ${schema}.tasks`);
+    expect(rows).toEqual([{ tool_name: 'live' }]);
+  });
+
+  test('with pacing, a backlog’s batches are spaced by that multiple of each batch’s own time; stop() ends a pause at once', async () => {
+    const schema = await freshSchema();
+    await insertExpiredTasks(schema, 3);
+    await withReaper(schema, { batchSize: 1, pacing: 20 }, async (reaper) => {
+      const started = performance.now();
+      const ends: number[] = [];
+      reaper.onBatch(({ phase }) => phase === 'tombstone' && ends.push(performance.now()));
+      expect((await reaper.runOnce()).tombstoned).toBe(3);
+      const firstBatch = ends[0]! - started;
+      // A pause is at least its time; the batch after it adds its own.
+      expect(ends[1]! - ends[0]!).toBeGreaterThanOrEqual(0.5 * 20 * firstBatch);
+    });
+    await insertExpiredTasks(schema, 3);
+    await withReaper(schema, { batchSize: 1, pacing: 100 }, async (reaper) => {
+      const started = performance.now();
+      let pause = 0;
+      let stopped: Promise<void> | undefined;
+      reaper.onBatch(({ phase }) => {
+        if (phase !== 'tombstone') return;
+        pause = 100 * (performance.now() - started);
+        setTimeout(() => (stopped ??= reaper.stop()), 10);
+      });
+      const pass = reaper.runOnce();
+      await eventually('stop() called in the pause', async () => stopped !== undefined);
+      const stopping = performance.now();
+      await stopped;
+      expect(performance.now() - stopping, 'stop() waited for the pause').toBeLessThan(pause / 4);
+      expect((await pass).tombstoned).toBe(1);
+    });
+  });
+
   test('live transitions proceed while a reaper pass is stuck in the middle of a batch', async () => {
     const schema = await freshSchema();
     const store = await openStore(schema, { reaper: { intervalMs: HOUR_MS } });
@@ -479,15 +552,11 @@ describe('concurrent reapers', () => {
       expired.taskId,
     ]);
 
+    const blockerPid = (await blocker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+
     let passDone = false;
     const pass = store.reapExpired().finally(() => (passDone = true));
-    await eventually('the reaper waiting inside its batch', async () => {
-      const { rows } = await resources.admin.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%tombstones%'`,
-      );
-      return rows[0]!.n > 0;
-    });
+    await eventually('the reaper waiting inside its batch', async () => (await blockedSince(blockerPid)) !== null);
 
     // Meanwhile a whole lifecycle of another task goes through.
     expect(await within('setStatus', store.setStatus(live.taskId, 'working', 'half way'))).toBe(true);

@@ -85,10 +85,12 @@ run above because the 10,000,000-task table takes the cache from the smaller one
 read from the run above.`,
 
   reaper: `A backlog of expired tasks (the same mix, every row past its deadline) is reaped by one store
-instance's \`reapExpired()\` (default batch size, one pass after another until none is left) while
-another instance runs live lifecycles. The live p99 during the reap is compared with the p99 of the
-same load with no reaper running just before (the idle value); the run after the reap shows how far
-the machine drifted meanwhile.`,
+instance's automatic reaper (default batch size; its first pass, which drains the whole backlog)
+while another instance runs live lifecycles, once for each \`pacing\` setting, each on a fresh
+backlog. The live p99 during the reap is compared with the p99 of the same load with no reaper
+running just before (the idle value); the run after the reap shows how far the machine drifted
+meanwhile. The WAL per row is the server's (\`pg_stat_wal\`) during the reap, live traffic's
+included.`,
 
   memory: `One store instance in a fresh Node process (\`--expose-gc\`) holding pending
 \`waitForCompletion\` calls on tasks another instance created and the cancellation tokens of tasks

@@ -13,6 +13,7 @@ import type { BenchResults, Section } from './results.js';
 import { checkTargets, formatValue } from './targets.js';
 import { HOW_TO_RUN, MEANINGS } from './report-text.js';
 import type { Spread } from './rounds.js';
+import type { ReaperRun } from './reaper.js';
 
 export interface ReportPaths {
   markdown: string;
@@ -193,16 +194,37 @@ function growthSection(section: BenchResults['sections']['growth']): string[] {
 
 function reaperSection(results: BenchResults): string[] {
   const section = results.sections.reaper;
-  if (!section) return ['Not measured yet.'];
-  const r = section.result;
-  const row = (name: string, l: typeof r.live.idle) => [name, n(l.count), l.p50.toFixed(2), l.p99.toFixed(2), l.max.toFixed(2)];
+  if (!section?.result.runs) return ['Not measured yet.'];
+  const { runs, options } = section.result;
+  const perRow = (value: number | null, digits: number) => (value === null ? 'n/a' : value.toFixed(digits));
+  const latency = (name: string, l: ReaperRun['live']['idle']) => [name, n(l.count), l.p50.toFixed(2), l.p99.toFixed(2), l.max.toFixed(2)];
   return [
     provenance(section),
     '',
-    `${n(r.tombstoned)} expired rows tombstoned in ${r.reapSeconds.toFixed(2)} s over ${r.passes} passes: **${n(r.rowsPerSecond)} rows/s**; ` +
-      `live p99 during the reap **${r.p99Ratio.toFixed(2)} ×** idle (${r.options.concurrency} lifecycles in flight).`,
+    `Each pacing setting on a backlog of its own of ${n(options.rows)} expired tasks, ${options.concurrency} live lifecycles in flight:`,
     '',
-    table(['live lifecycles', 'count', 'p50 ms', 'p99 ms', 'max ms'], [row('idle (no reaper)', r.live.idle), row('during the reap', r.live.during), row('after', r.live.after)]),
+    table(
+      ['pacing', 'rows/s', 'live p99 during / idle', 'WAL bytes per row', 'full-page images per row', 'reap s'],
+      runs.map((run) => [
+        String(run.pacing),
+        `**${n(run.rowsPerSecond)}**`,
+        `**${run.p99Ratio.toFixed(2)} ×**`,
+        perRow(run.walBytesPerRow, 0),
+        perRow(run.fullPageImagesPerRow, 2),
+        run.reapSeconds.toFixed(1),
+      ]),
+    ),
+    '',
+    ...runs.flatMap((run) => [
+      `Live lifecycles, pacing ${run.pacing}:`,
+      '',
+      table(['live lifecycles', 'count', 'p50 ms', 'p99 ms', 'max ms'], [
+        latency('idle (no reaper)', run.live.idle),
+        latency('during the reap', run.live.during),
+        latency('after', run.live.after),
+      ]),
+      '',
+    ]),
   ];
 }
 

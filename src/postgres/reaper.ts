@@ -28,6 +28,12 @@ export interface ReaperOptions {
   historyRetentionMs?: number;
   /** Rows per batch (tasks, for the history phase). Default 1000. */
   batchSize?: number;
+  /**
+   * A pause after each batch of a backlog, as a multiple of the time the batch took, leaving the
+   * server to live traffic meanwhile: 1 gives the reaper at most half of its share of the server,
+   * 0 runs the batches back to back. Default 0 (bench/findings.md has the figures).
+   */
+  pacing?: number;
 }
 
 /** What one pass did: the contract's counts, and the tasks whose history it deleted. */
@@ -42,19 +48,33 @@ export const reaperOptionsSchema = z.strictObject({
   tombstoneRetentionMs: ttlSchema.optional(),
   historyRetentionMs: ttlSchema.optional(),
   batchSize: z.number().int().min(1).max(1_000_000).optional(),
+  pacing: z.number().min(0).max(100).optional(),
 });
+
+/** The reaper's `pacing` when none is given; the benchmarks read their targets at it. */
+export const DEFAULT_REAPER_PACING = 0;
 
 const REAPER_DEFAULTS = {
   intervalMs: 30_000,
   tombstoneRetentionMs: 300_000,
   historyRetentionMs: 604_800_000,
   batchSize: 1000,
+  pacing: DEFAULT_REAPER_PACING,
 } as const;
 const MIN_BATCH_SIZE = 50;
 const STATEMENT_TIMEOUT_MS = 5000;
 const LOCK_TIMEOUT_MS = 1000;
 /** query_canceled (statement_timeout) and lock_not_available (lock_timeout). */
 const TIMEOUT_CODES = new Set(['57014', '55P03']);
+
+/** What a batch did, and whether another may find more. */
+interface BatchDone {
+  rows: number;
+  more: boolean;
+}
+
+/** A batch that came back short found the last of its rows. */
+const fullBatch = (rows: number, limit: number): BatchDone => ({ rows, more: rows === limit });
 
 /** A pass's counts or the error that ended it, and how long it took. */
 type PassListener = (outcome: ReaperPass | Error, durationMs: number) => void;
@@ -70,7 +90,12 @@ export class Reaper {
   private readonly retentionMs: number;
   private readonly historyRetentionMs: number;
   private readonly maxBatchSize: number;
+  private readonly pacing: number;
+  /** Ends the pause between two batches at once, for stop(). */
+  private endPause: (() => void) | null = null;
   private batchSize: number;
+  /** How many rows a tombstone batch finds by expiry, as a share of its limit (see tombstoneBatch). */
+  private findShare = 1;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = false;
@@ -87,6 +112,7 @@ export class Reaper {
     this.retentionMs = settings.tombstoneRetentionMs ?? REAPER_DEFAULTS.tombstoneRetentionMs;
     this.historyRetentionMs = settings.historyRetentionMs ?? REAPER_DEFAULTS.historyRetentionMs;
     this.maxBatchSize = settings.batchSize ?? REAPER_DEFAULTS.batchSize;
+    this.pacing = settings.pacing ?? REAPER_DEFAULTS.pacing;
     this.batchSize = this.maxBatchSize;
   }
 
@@ -118,6 +144,7 @@ export class Reaper {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.endPause?.();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running?.catch(() => {});
@@ -147,15 +174,13 @@ export class Reaper {
    * tombstoning. A phase that ran at least one batch records itself in reaper_activity, with the
    * database's time of its first batch as its start.
    */
-  private async drain(
-    phase: ReaperPhase,
-    batch: (trx: Transaction<TaskDatabase>, limit: number) => Promise<number>,
-  ): Promise<number> {
+  private async drain(phase: ReaperPhase, batch: (trx: Transaction<TaskDatabase>, limit: number) => Promise<BatchDone>): Promise<number> {
     let total = 0;
     let startedAt: Date | null = null;
     while (!this.stopped) {
       const limit = this.batchSize;
-      let done: { result: number; at: Date } | null;
+      const batchStarted = performance.now();
+      let done: { result: BatchDone; at: Date } | null;
       try {
         done = await inPhaseLock(this.database, phase, (trx) => batch(trx, limit));
       } catch (error) {
@@ -165,31 +190,52 @@ export class Reaper {
       }
       if (done === null) break;
       startedAt ??= done.at;
-      total += done.result;
-      for (const callback of this.batchListeners) callback({ phase, rows: done.result });
+      total += done.result.rows;
+      for (const callback of this.batchListeners) callback({ phase, rows: done.result.rows });
       this.batchSize = Math.min(this.maxBatchSize, this.batchSize * 2);
-      if (done.result < limit) break;
+      if (!done.result.more) break;
+      await this.pause(this.pacing * (performance.now() - batchStarted));
     }
     if (startedAt !== null) await recordActivity(this.database, phase, startedAt, total);
     return total;
   }
 
   /**
-   * No NOTIFY: every holder of a token or waiter has its own timer for the deadline (migration
-   * 0005). The batch's rows are deleted by their physical address (ctid), which they keep while
-   * this transaction holds their locks: a TID scan, where a join back to the task ids gets planned
-   * as a hash join over a sequential scan of the whole table. Their dependents go in the same
-   * statement (task-dependents.ts).
+   * Expired tasks become tombstones, their dependents going in the same statement
+   * (task-dependents.ts). No NOTIFY: every holder of a token or waiter has its own timer for the
+   * deadline (migration 0005).
+   *
+   * Rows are found by expiry, but deleted page by page: the first change to a page after a
+   * checkpoint writes the whole page to the WAL, and expired rows are scattered over the table (rows
+   * lie in creation order, they expire in TTL order). So the batch takes a few expired rows in
+   * expiry order, and then the other expired rows on their pages, up to `limit`, by physical address
+   * (ctid, a TID scan): on a table where many rows expired, each page is written once for all of
+   * them rather than once per row (bench/findings.md). The rows keep their addresses while this
+   * transaction holds their locks. How few rows to find comes from the last batch: the rows it
+   * found, against the expired rows on their pages.
    */
-  private async tombstoneBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+  private async tombstoneBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<BatchDone> {
     const { tasks, tombstones } = this.database.tables;
-    const { rows } = await sql<{ count: number }>`
-      WITH moved AS (
+    const found = Math.min(limit, Math.max(1, Math.ceil(limit * this.findShare)));
+    const { rows } = await sql<{ found: number; available: number; moved: number }>`
+      WITH found AS (
+        SELECT ctid, (ctid::text::point)[0]::bigint AS page, (ctid::text::point)[1]::int AS slot
+          FROM ${tasks}
+         WHERE expires_at <= now()
+         ORDER BY expires_at
+         LIMIT ${found}
+      ), on_their_pages AS (
+        SELECT ARRAY(
+                 SELECT format('(%s,%s)', pages.page, slot)::tid
+                   FROM (SELECT DISTINCT page FROM found) AS pages,
+                        generate_series(1, (SELECT max(slot) FROM found)) AS slot) AS tids
+      ), moved AS (
         DELETE FROM ${tasks}
          WHERE ctid = ANY(ARRAY(
            SELECT ctid FROM ${tasks}
-            WHERE expires_at <= now()
-            ORDER BY expires_at
+            WHERE ctid = ANY((SELECT tids FROM on_their_pages)::tid[]) AND expires_at <= now()
+            -- The rows found first: the oldest expiry always goes in the batch.
+            ORDER BY ctid IN (SELECT ctid FROM found) DESC
             LIMIT ${limit}
               FOR UPDATE SKIP LOCKED))
         RETURNING task_id, owner, expires_at
@@ -199,12 +245,30 @@ export class Reaper {
         RETURNING 1
       ),
       ${deletingDependents(this.database, sql`ARRAY(SELECT task_id FROM moved)`)}
-      SELECT count(*)::int AS count FROM buried`.execute(trx);
-    return rows[0]!.count;
+      SELECT (SELECT count(*) FROM found)::int AS found,
+             (SELECT count(*) FROM ${tasks} WHERE ctid = ANY((SELECT tids FROM on_their_pages)::tid[]) AND expires_at <= now())::int AS available,
+             (SELECT count(*) FROM buried)::int AS moved`.execute(trx);
+    const { found: seen, available, moved } = rows[0]!;
+    if (seen > 0 && available > 0) this.findShare = Math.min(1, seen / available);
+    // Done when fewer were found than looked for and their pages had room for every one of them
+    // in the batch; rows that other transactions held wait for the next pass.
+    return { rows: moved, more: moved > 0 && (seen === found || moved === limit) };
+  }
+
+  private pause(ms: number): Promise<void> {
+    if (ms <= 0 || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.endPause?.(), ms);
+      this.endPause = () => {
+        clearTimeout(timer);
+        this.endPause = null;
+        resolve();
+      };
+    });
   }
 
   /** The history stays: the history phase deletes it, on a retention of its own. */
-  private async purgeBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+  private async purgeBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<BatchDone> {
     const { tombstones } = this.database.tables;
     const { rows } = await sql<{ count: number }>`
       WITH old AS (
@@ -217,7 +281,7 @@ export class Reaper {
         DELETE FROM ${tombstones} AS t USING old WHERE t.task_id = old.task_id RETURNING 1
       )
       SELECT count(*)::int AS count FROM purged`.execute(trx);
-    return rows[0]!.count;
+    return fullBatch(rows[0]!.count, limit);
   }
 
   /**
@@ -227,7 +291,7 @@ export class Reaper {
    * Whatever else of the task is left (dependents of a task deleted in plain SQL, or by an older
    * version) goes too. Counts the tasks, by their creation rows.
    */
-  private async historyBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<number> {
+  private async historyBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<BatchDone> {
     const { tasks, task_history } = this.database.tables;
     const { rows } = await sql<{ count: number }>`
       WITH deleted AS (
@@ -244,7 +308,7 @@ export class Reaper {
       ),
       ${deletingDependents(this.database, sql`ARRAY(SELECT task_id FROM deleted WHERE from_status IS NULL)`)}
       SELECT count(*)::int AS count FROM deleted WHERE from_status IS NULL`.execute(trx);
-    return rows[0]!.count;
+    return fullBatch(rows[0]!.count, limit);
   }
 
   private report(outcome: ReaperPass | Error, durationMs: number): void {
