@@ -60,7 +60,7 @@ const HELD_LEASES = 1_000;
 const BENCH_HEARTBEAT_MS = 1_000;
 const PG_BOSS_SCRIPT = fileURLToPath(new URL('./pg-boss-contender.ts', import.meta.url));
 
-function floorLifecycle(pool: pg.Pool): () => Promise<void> {
+export function floorLifecycle(pool: pg.Pool): () => Promise<void> {
   return async () => {
     const id = randomBytes(16).toString('hex');
     await pool.query(
@@ -81,7 +81,7 @@ function floorLifecycle(pool: pg.Pool): () => Promise<void> {
   };
 }
 
-async function createFloorSchema(pool: pg.Pool): Promise<void> {
+export async function createFloorSchema(pool: pg.Pool): Promise<void> {
   await pool.query(`
     DROP SCHEMA IF EXISTS bench_floor CASCADE;
     CREATE SCHEMA bench_floor;
