@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { CancellationToken } from './cancellation.js';
 import type { CreateTaskInput, JsonRpcError, TaskObject, TaskResumeContext, TaskStore } from './types.js';
+import { readFields } from './validation.js';
 
 export type LostRunnerPolicy = 'fail' | 'resume';
 
@@ -57,9 +58,9 @@ export const leaseOptionsSchema = z
     rescueBatchSize: z.number().int().min(1).max(10_000).optional(),
     onLost: policySchema.optional(),
     maxAttempts: attemptsSchema.optional(),
-    tools: z
-      .record(z.string().min(1), z.strictObject({ onLost: policySchema.optional(), maxAttempts: attemptsSchema.optional() }))
-      .optional(),
+    tools: readFields(
+      z.record(z.string().min(1), readFields(z.strictObject({ onLost: policySchema.optional(), maxAttempts: attemptsSchema.optional() }))),
+    ).optional(),
   })
   .refine((options) => (options.leaseMs ?? DEFAULT_LEASE_MS) > 2 * (options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS), {
     message: 'leaseMs must be more than twice heartbeatMs, so one late heartbeat does not lose a lease',

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { leaseOptionsSchema } from './leases.js';
-import { parse, ttlSchema } from './validation.js';
+import { parse, readFields, ttlSchema } from './validation.js';
 
 const positiveInteger = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
@@ -17,11 +17,11 @@ const retentionLimitsSchema = z.strictObject({
   maxTasksPerOwner: positiveInteger.optional(),
 });
 
-/** The options every store takes. */
+/** The options every store takes; each group's fields are read once, like the options themselves. */
 export const commonStoreOptions = {
   defaultTtlMs: ttlSchema.optional(),
-  limits: retentionLimitsSchema.optional(),
-  leases: leaseOptionsSchema.optional(),
+  limits: readFields(retentionLimitsSchema).optional(),
+  leases: readFields(leaseOptionsSchema).optional(),
 };
 
 export const memoryStoreOptionsSchema = z

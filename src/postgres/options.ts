@@ -10,7 +10,7 @@ import { leaseSettings, type LeaseOptions, type LeaseSettings } from '../contrac
 import { commonStoreOptions, parseOptions } from '../contract/options.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../contract/retention.js';
 import type { RetentionLimits } from '../contract/types.js';
-import { DEFAULT_TTL_MS } from '../contract/validation.js';
+import { DEFAULT_TTL_MS, readFields } from '../contract/validation.js';
 import { reaperOptionsSchema, type ReaperOptions } from './reaper.js';
 import { connectionFields, listenSchema, requiringConnection } from './connection-options.js';
 import { DEFAULT_SCHEMA } from './schema-name.js';
@@ -99,7 +99,7 @@ const optionsSchema = requiringConnection(
     listen: listenSchema.optional(),
     // setInterval's bound.
     backstopPollMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),
-    reaper: z.union([z.literal(false), reaperOptionsSchema]).optional(),
+    reaper: z.union([z.literal(false), readFields(reaperOptionsSchema)]).optional(),
     preparedStatements: z.boolean().optional(),
     // PostgreSQL's lock_timeout is an int of milliseconds.
     lockTimeoutMs: z.number().int().min(1).max(2 ** 31 - 1).optional(),

@@ -16,7 +16,7 @@ import { tableContents } from '../support/table-contents.js';
 import { useTestDatabase } from '../support/test-database.js';
 import { BOUND_MS, sleep, within } from '../support/time.js';
 import { useNoUnhandledErrors } from '../support/unhandled-errors.js';
-import { anyHostile, CallerBug, hostileNumber, hostileString, SQL_FRAGMENTS, THROWING_VALUES } from './hostile-values.js';
+import { anyHostile, CallerBug, hostileNumber, hostileString, SQL_FRAGMENTS, THROWING_VALUES, THROWS_AT } from './hostile-values.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25) * 4;
 const SCHEMA = 'fuzz_options';
@@ -302,6 +302,48 @@ describe('connection options whose reading throws, in every constructor that tak
         const built = await build(() => taker.build(hostile()));
         expect(built, `${name}(${hostileName})`).toMatchObject({ error: { kind: 'invalid_input', message: expect.stringMatching(/^invalid options[.:]/) } });
         expect((built as { error: Error }).error.cause, `${name}(${hostileName}): the cause`).toBeInstanceOf(CallerBug);
+      }
+    }
+  });
+});
+
+describe('option groups whose reading throws, on both stores', () => {
+  /** Where a group sits in the options, and the options holding `value` there. */
+  const GROUPS: Record<string, { postgresOnly?: true; options(value: unknown): Record<string, unknown> }> = {
+    limits: { options: (value) => ({ limits: value }) },
+    leases: { options: (value) => ({ leases: value }) },
+    'leases.tools': { options: (value) => ({ leases: { tools: value } }) },
+    'leases.tools.slow': { options: (value) => ({ leases: { tools: { slow: value } } }) },
+    reaper: { postgresOnly: true, options: (value) => ({ reaper: value }) },
+  };
+  const STORES = {
+    MemoryTaskStore: (options: Record<string, unknown>) => new MemoryTaskStore(options as never),
+    PostgresTaskStore: (options: Record<string, unknown>) => new PostgresTaskStore({ pool, schema: SCHEMA, reaper: false, ...options } as never),
+  };
+
+  it('are invalid_input naming the field inside the group that threw, with the caller’s error as cause', async () => {
+    for (const [group, { postgresOnly, options }] of Object.entries(GROUPS)) {
+      for (const [hostileName, hostile] of Object.entries(THROWING_VALUES)) {
+        for (const [storeName, open] of Object.entries(STORES)) {
+          if (postgresOnly && storeName !== 'PostgresTaskStore') continue;
+          const where = `${storeName}: ${hostileName} as options.${group}`;
+          let error: unknown;
+          try {
+            await open(options(hostile())).close();
+          } catch (thrown) {
+            error = thrown;
+          }
+          expect(error, `${where}: accepted`).toBeInstanceOf(TaskStoreError);
+          const { kind, message, cause } = error as TaskStoreError;
+          expect(kind, `${where}: ${message}`).toBe('invalid_input');
+          if (!message.includes('reading it threw')) {
+            expect(message, where).toMatch(new RegExp(`^invalid options\\.${group.replaceAll('.', '\\.')}[.:]`));
+            continue;
+          }
+          const key = THROWS_AT[hostileName];
+          expect(message, where).toMatch(new RegExp(`^invalid options\\.${group.replaceAll('.', '\\.')}${key ? `\\.${key}` : ''}: `));
+          expect(cause, `${where}: the cause`).toBeInstanceOf(CallerBug);
+        }
       }
     }
   });
