@@ -174,7 +174,7 @@ describe('tombstones', () => {
     expect(forever.token.isCancelled).toBe(false);
   });
 
-  test('a tombstone keeps the task id and owner and nothing else; input requests, session and messages go with the row, history outlives the purge', async () => {
+  test('a tombstone keeps the task id and owner and nothing else; input requests, session, messages and lease go with the row, history outlives the purge', async () => {
     const schema = await freshSchema();
     const store = await openStore(schema, { reaper: { intervalMs: HOUR_MS } });
     const purger = await openStore(schema, { reaper: { intervalMs: HOUR_MS, tombstoneRetentionMs: 0 } });
@@ -195,6 +195,11 @@ describe('tombstones', () => {
     // What the SDK integration keeps beside a task.
     await resources.admin.query(`INSERT INTO ${schema}.task_sessions (task_id, session_id, created_at) VALUES ($1, 'session-1', now())`, [taskId]);
     await resources.admin.query(`INSERT INTO ${schema}.task_messages (task_id, session_id, message) VALUES ($1, 'session-1', '{"text": "secret-message"}')`, [taskId]);
+    // A runner's lease, as the MCP integrations take one.
+    await resources.admin.query(
+      `INSERT INTO ${schema}.task_leases (task_id, runner_id, expires_at, acquired_at, lost_status) VALUES ($1, 'host:1:run', now() + interval '1 minute', now(), 'secret-progress')`,
+      [taskId],
+    );
     const historyBefore = await count(schema, 'task_history', taskId);
     expect(historyBefore).toBeGreaterThanOrEqual(3);
 
@@ -210,6 +215,7 @@ describe('tombstones', () => {
     expect(await count(schema, 'input_requests', taskId)).toBe(0);
     expect(await count(schema, 'task_sessions', taskId)).toBe(0);
     expect(await count(schema, 'task_messages', taskId)).toBe(0);
+    expect(await count(schema, 'task_leases', taskId)).toBe(0);
     const { rows: tombstones } = await resources.admin.query<{ row: Record<string, unknown> }>(
       `SELECT to_jsonb(t) AS row FROM ${schema}.tombstones AS t WHERE task_id = $1`,
       [taskId],

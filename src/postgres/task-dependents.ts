@@ -12,14 +12,19 @@ import type { TaskStatements } from './task-statements.js';
 
 /**
  * CTEs (to follow `WITH … ,`) deleting the dependents of the tasks whose ids `taskIds` yields, an
- * expression of type text[].
+ * expression of type text[]. `leasedTaskIds`: those of them that may have a lease, when the
+ * statement read their rows (`tasks.leased`, migration 0008); by default all of them.
  */
-export function deletingDependents({ tables }: StoreDatabase, taskIds: RawBuilder<unknown>): RawBuilder<unknown> {
+export function deletingDependents(
+  { tables }: StoreDatabase,
+  taskIds: RawBuilder<unknown>,
+  leasedTaskIds: RawBuilder<unknown> = taskIds,
+): RawBuilder<unknown> {
   return sql`
     requests_gone AS (DELETE FROM ${tables.input_requests} WHERE task_id = ANY(${taskIds})),
     sessions_gone AS (DELETE FROM ${tables.task_sessions} WHERE task_id = ANY(${taskIds})),
     messages_gone AS (DELETE FROM ${tables.task_messages} WHERE task_id = ANY(${taskIds})),
-    leases_gone AS (DELETE FROM ${tables.task_leases} WHERE task_id = ANY(${taskIds}))`;
+    leases_gone AS (DELETE FROM ${tables.task_leases} WHERE task_id = ANY(${leasedTaskIds}))`;
 }
 
 /**
