@@ -19,6 +19,7 @@ npm run bench:latency    # commit → wake across two instances, beside 1 s poll
 npm run bench:growth     # getTask, completeTask, listTasks with 1,000 and 1,000,000 tasks (--tenMillion)
 npm run bench:reaper     # the reaper on a 1,000,000-row backlog, with live p99 during it
 npm run bench:memory     # memory and connections of 10,000 waiters and 10,000 tokens
+npm run bench:versions -- --commits=eef8d55,HEAD   # the store at several commits against the floor, in one run
 \`\`\`
 
 \`DATABASE_URL=postgres://user@host/db npm run bench:all\` measures another server; the schemas the
