@@ -44,6 +44,7 @@ const ALL_MIGRATIONS = [
   '0006_dependents_without_cascades',
   '0007_execution_leases',
   '0008_leased_flag',
+  '0009_requested_input_flag',
 ];
 
 const resources = useTestResources(database);
@@ -251,7 +252,7 @@ describe('migration 0004 on a schema at 0003', () => {
     expect(behind).toMatchObject({ kind: 'backend' });
     expect((behind as Error).message).toContain('not applied: 0004_task_history_views');
 
-    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ['0004_task_history_views', '0005_quiet_expiry', '0006_dependents_without_cascades', '0007_execution_leases', '0008_leased_flag'] });
+    expect(await migrate({ pool: resources.admin, schema })).toEqual({ applied: ['0004_task_history_views', '0005_quiet_expiry', '0006_dependents_without_cascades', '0007_execution_leases', '0008_leased_flag', '0009_requested_input_flag'] });
     const { rows: history } = await resources.admin.query(`SELECT task_id, tool_name, owner FROM ${schema}.task_history ORDER BY id`);
     expect(history).toEqual([
       { task_id: live, tool_name: 'render', owner: 'alice' },
@@ -275,6 +276,15 @@ describe('migration 0004 on a schema at 0003', () => {
     const { taskId } = await store.createTask({ toolName: 'after', owner: 'carol' });
     const { rows: created } = await resources.admin.query(`SELECT tool_name, owner FROM ${schema}.task_history WHERE task_id = $1`, [taskId]);
     expect(created).toEqual([{ tool_name: 'after', owner: 'carol' }]);
+
+    // 0009: a task from before it may have input requests (the reaper looks); a new one has none
+    // until it issues one.
+    const requestedInput = async (id: string) =>
+      (await resources.admin.query(`SELECT requested_input FROM ${schema}.tasks WHERE task_id = $1`, [id])).rows[0].requested_input;
+    expect(await requestedInput(live)).toBe(true);
+    expect(await requestedInput(taskId)).toBe(false);
+    await store.requireInput(taskId, { which: { method: 'roots/list' } });
+    expect(await requestedInput(taskId)).toBe(true);
   });
 });
 

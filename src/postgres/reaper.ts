@@ -238,13 +238,16 @@ export class Reaper {
             ORDER BY ctid IN (SELECT ctid FROM found) DESC
             LIMIT ${limit}
               FOR UPDATE SKIP LOCKED))
-        RETURNING task_id, owner, expires_at, leased
+        RETURNING task_id, owner, expires_at, leased, requested_input
       ), buried AS (
         INSERT INTO ${tombstones} (task_id, owner, expired_at)
         SELECT task_id, owner, expires_at FROM moved
         RETURNING 1
       ),
-      ${deletingDependents(this.database, sql`ARRAY(SELECT task_id FROM moved)`, sql`ARRAY(SELECT task_id FROM moved WHERE leased)`)}
+      ${deletingDependents(this.database, sql`ARRAY(SELECT task_id FROM moved)`, {
+        requestedInput: sql`ARRAY(SELECT task_id FROM moved WHERE requested_input)`,
+        leased: sql`ARRAY(SELECT task_id FROM moved WHERE leased)`,
+      })}
       SELECT (SELECT count(*) FROM found)::int AS found,
              (SELECT count(*) FROM ${tasks} WHERE ctid = ANY((SELECT tids FROM on_their_pages)::tid[]) AND expires_at <= now())::int AS available,
              (SELECT count(*) FROM buried)::int AS moved`.execute(trx);

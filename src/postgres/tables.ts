@@ -29,6 +29,7 @@ export interface TasksTable {
   cancel_requested_at: Timestamp | null;
   awaited: Generated<boolean>;
   leased: Generated<boolean>;
+  requested_input: Generated<boolean>;
 }
 
 export type InputRequestState = 'outstanding' | 'answered' | 'superseded';

@@ -12,19 +12,20 @@ import type { TaskStatements } from './task-statements.js';
 
 /**
  * CTEs (to follow `WITH … ,`) deleting the dependents of the tasks whose ids `taskIds` yields, an
- * expression of type text[]. `leasedTaskIds`: those of them that may have a lease, when the
- * statement read their rows (`tasks.leased`, migration 0008); by default all of them.
+ * expression of type text[]. A statement that read the tasks' rows narrows two of them with the
+ * flags those rows carry: `flagged.requestedInput`, the ids of those that ever issued an input
+ * request (migration 0009), and `flagged.leased`, of those ever leased (0008). By default, all.
  */
 export function deletingDependents(
   { tables }: StoreDatabase,
   taskIds: RawBuilder<unknown>,
-  leasedTaskIds: RawBuilder<unknown> = taskIds,
+  flagged: { requestedInput: RawBuilder<unknown>; leased: RawBuilder<unknown> } = { requestedInput: taskIds, leased: taskIds },
 ): RawBuilder<unknown> {
   return sql`
-    requests_gone AS (DELETE FROM ${tables.input_requests} WHERE task_id = ANY(${taskIds})),
+    requests_gone AS (DELETE FROM ${tables.input_requests} WHERE task_id = ANY(${flagged.requestedInput})),
     sessions_gone AS (DELETE FROM ${tables.task_sessions} WHERE task_id = ANY(${taskIds})),
     messages_gone AS (DELETE FROM ${tables.task_messages} WHERE task_id = ANY(${taskIds})),
-    leases_gone AS (DELETE FROM ${tables.task_leases} WHERE task_id = ANY(${leasedTaskIds}))`;
+    leases_gone AS (DELETE FROM ${tables.task_leases} WHERE task_id = ANY(${flagged.leased}))`;
 }
 
 /**
