@@ -169,8 +169,8 @@ export class Reaper {
   }
 
   /**
-   * Runs batches until one comes back short, another reaper is doing this phase on the schema, or
-   * we stop. Each phase has its own lock, so a pass busy purging never keeps another from
+   * Runs batches until one finds no more, another reaper is doing this phase on the schema, or we
+   * stop; with `pacing`, pausing after each. Each phase has its own lock, so a pass busy purging never keeps another from
    * tombstoning. A phase that ran at least one batch records itself in reaper_activity, with the
    * database's time of its first batch as its start.
    */
