@@ -100,6 +100,8 @@ export class PostgresLeases implements TaskLeases {
       const taskIds = [...this.held];
       this.held.clear();
       if (taskIds.length === 0) return 0;
+      // A heartbeat under way still renews the leases it read before they were let go: after it.
+      await this.beating;
       await this.statements.abandon.execute(this.host.database.db, { runnerId: this.runnerId, taskIds });
       return taskIds.length;
     });
