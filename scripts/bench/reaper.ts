@@ -32,7 +32,6 @@ export interface ReaperRun {
   pacing: number;
   loadSeconds: number;
   tombstoned: number;
-  passes: number;
   reapSeconds: number;
   rowsPerSecond: number;
   /** WAL bytes the server wrote during the reap, per row tombstoned (live traffic's included). */
@@ -105,28 +104,23 @@ async function reaperRun(connectionString: string, options: ReaperOptions, pacin
   const livePool = scriptPool(connectionString, 10);
   const reaperPool = scriptPool(connectionString, 2);
   const live = new PostgresTaskStore({ pool: livePool, schema: SCHEMA, reaper: false });
-  let reaper: PostgresTaskStore | null = null;
+  /** Stores to close at the end: the live one, and the reaper once it is opened. */
+  const opened = [live];
   try {
     await measure(live, options.concurrency, sleep(Math.min(1, options.seconds) * 1000)); // warm-up: connections, plan caches
     const idle = await measure(live, options.concurrency, sleep(options.seconds * 1000));
 
     // The reaper as an application server runs it: automatic, with the pacing under test, its
     // first pass starting as the store opens and draining the whole backlog.
-    let tombstoned = 0;
-    let passes = 0;
     const walBefore = await walCounters(admin);
     const startedAt = performance.now();
-    const reaping = new Promise<void>((resolve, reject) => {
-      reaper = new PostgresTaskStore({ pool: reaperPool, schema: SCHEMA, reaper: { intervalMs: 86_400_000, pacing } });
-      reaper.onReaperPass((outcome) => {
-        if (outcome instanceof Error) return reject(outcome);
-        passes += 1;
-        tombstoned += outcome.tombstoned;
-        resolve();
-      });
+    const reaper = new PostgresTaskStore({ pool: reaperPool, schema: SCHEMA, reaper: { intervalMs: 86_400_000, pacing } });
+    opened.push(reaper);
+    const reaping = new Promise<number>((resolve, reject) => {
+      reaper.onReaperPass((outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome.tombstoned)));
     });
     const during = await measure(live, options.concurrency, reaping);
-    await reaping;
+    const tombstoned = await reaping;
     const reapSeconds = (performance.now() - startedAt) / 1000;
     const walAfter = await walCounters(admin);
     const after = await measure(live, options.concurrency, sleep(options.seconds * 1000));
@@ -140,7 +134,7 @@ async function reaperRun(connectionString: string, options: ReaperOptions, pacin
     const walBytesPerRow = perRow('bytes');
     const fullPageImagesPerRow = perRow('fullPageImages');
     console.log(
-      `  ${tombstoned} rows tombstoned in ${reapSeconds.toFixed(2)} s over ${passes} passes = ` +
+      `  ${tombstoned} rows tombstoned in ${reapSeconds.toFixed(2)} s = ` +
         `${Math.round(rowsPerSecond)} rows/s (left of the backlog: ${left[0]!.expired})` +
         (walBytesPerRow === null ? '' : `; WAL ${Math.round(walBytesPerRow)} bytes and ${fullPageImagesPerRow!.toFixed(2)} full-page images per row`),
     );
@@ -153,7 +147,6 @@ async function reaperRun(connectionString: string, options: ReaperOptions, pacin
       pacing,
       loadSeconds: load.seconds,
       tombstoned,
-      passes,
       reapSeconds,
       rowsPerSecond,
       walBytesPerRow,
@@ -162,7 +155,7 @@ async function reaperRun(connectionString: string, options: ReaperOptions, pacin
       p99Ratio,
     };
   } finally {
-    await Promise.all([live.close(), (reaper as PostgresTaskStore | null)?.close()]);
+    await Promise.all(opened.map((store) => store.close()));
     await admin.query(`DROP SCHEMA ${SCHEMA} CASCADE`);
     await Promise.all([admin, livePool, reaperPool].map((pool) => pool.end()));
   }
