@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { scriptPool, storeLifecycle } from './support.js';
 import { createFloorSchema, FLOOR, floorLifecycle } from './bench/lifecycle.js';
 import { onScriptDatabase } from './bench/on-database.js';
@@ -89,11 +89,7 @@ function checkOut(commits: string[]): { versions: Version[]; remove: () => void 
  * 100): each pool lets its connections go once its rounds are over. A measurement opens them and
  * warms them up (prepared statements, the catalog caches of new server processes) before timing.
  */
-function versionPool(connectionString: string): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max: options.poolSize, idleTimeoutMillis: 200 });
-  pool.on('error', () => {});
-  return pool;
-}
+const versionPool = (connectionString: string): pg.Pool => scriptPool(connectionString, options.poolSize, { idleTimeoutMillis: 200 });
 
 /**
  * A contender on its own pool: the connections opened and warmed up, then the timed loops, with

@@ -14,8 +14,8 @@ export async function storeLifecycle(store: TaskStore, create: TaskStore['create
  * A pool whose idle connections may die quietly: ending a pool does not wait for its sockets to
  * close, and a server stopped right after would otherwise crash the script with their errors.
  */
-export function scriptPool(connectionString: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max });
+export function scriptPool(connectionString: string, max: number, settings: Pick<pg.PoolConfig, 'idleTimeoutMillis'> = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, ...settings });
   pool.on('error', () => {});
   return pool;
 }
