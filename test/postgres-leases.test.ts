@@ -146,6 +146,30 @@ describe('leases across instances', () => {
     expect(Date.now() - started).toBeLessThan(100 + 1_000);
   });
 
+  it('a heartbeat’s renewal rewrites no indexed column: a HOT update, which writes no index entry', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: { heartbeatMs: 3_600_000, leaseMs: 7_300_000 } });
+    const id = await leased(runner);
+    const client = await stores.pool().connect();
+    try {
+      await client.query('BEGIN');
+      // The heartbeat's statement (src/postgres/lease-statements.ts, renew).
+      const renewed = await client.query(
+        `UPDATE ${schema}.task_leases SET expires_at = now() + interval '1 hour' WHERE runner_id = $1 AND task_id = ANY($2::text[])`,
+        [runner.leases.runnerId, [id]],
+      );
+      expect(renewed.rowCount).toBe(1);
+      const { rows } = await client.query(
+        `SELECT n_tup_upd::int AS updated, n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables WHERE relid = $1::regclass`,
+        [`${schema}.task_leases`],
+      );
+      expect(rows).toStrictEqual([{ updated: 1, hot: 1 }]);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+
   it('a lease written by plain SQL (or an instance of an older version) guards its task like one this store took', async () => {
     const schema = await stores.schema();
     const runner = stores.open(schema, { leases: QUICK });
