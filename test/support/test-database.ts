@@ -27,7 +27,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await runAsAdmin(adminUrl, `create database ${name}`);
   return {
     connectionString: withDatabaseName(adminUrl, name),
-    drop: () => runAsAdmin(adminUrl, `drop database if exists ${name} with (force)`),
+    drop: () => dropDatabase(adminUrl, name),
   };
 }
 
@@ -69,6 +69,28 @@ async function runAsAdmin(adminUrl: string, sql: string): Promise<void> {
   await client.connect();
   try {
     await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** How long the drop waits for connections that are closing anyway. */
+const CLOSING_CONNECTIONS_MS = 2_000;
+
+/**
+ * Drops the database once the connections still closing are gone (a pool's `end()` resolves before
+ * its sockets close), then ends any left open. A connection terminated while it closes reaches its
+ * pool as an 'error' event, which a test's pool with no listener would raise as an uncaught error.
+ */
+async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + CLOSING_CONNECTIONS_MS;
+    const connected = async () =>
+      (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name])).rows[0]!.n;
+    while ((await connected()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await client.query(`drop database if exists ${name} with (force)`);
   } finally {
     await client.end();
   }
