@@ -4,8 +4,11 @@
  * many rescuers at once, a heartbeat racing the rescue, a runner cut off from the database, and
  * the history each rescue leaves.
  */
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createPool } from '../src/postgres/pool.js';
+import { leaseStatements } from '../src/postgres/lease-statements.js';
+import { storeDatabase, type TaskDatabase } from '../src/postgres/tables.js';
+import { createPool, dialectPool } from '../src/postgres/pool.js';
 import type { PostgresTaskStore } from '../src/index.js';
 import { usePostgresStores } from './support/postgres-stores.js';
 import { useStoreRoles } from './support/store-roles.js';
@@ -150,24 +153,18 @@ describe('leases across instances', () => {
     const schema = await stores.schema();
     const runner = stores.open(schema, { leases: { heartbeatMs: 3_600_000, leaseMs: 7_300_000 } });
     const id = await leased(runner);
-    const client = await stores.pool().connect();
-    try {
-      await client.query('BEGIN');
-      // The heartbeat's statement (src/postgres/lease-statements.ts, renew).
-      const renewed = await client.query(
-        `UPDATE ${schema}.task_leases SET expires_at = now() + interval '1 hour' WHERE runner_id = $1 AND task_id = ANY($2::text[])`,
-        [runner.leases.runnerId, [id]],
-      );
-      expect(renewed.rowCount).toBe(1);
-      const { rows } = await client.query(
-        `SELECT n_tup_upd::int AS updated, n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables WHERE relid = $1::regclass`,
-        [`${schema}.task_leases`],
-      );
-      expect(rows).toStrictEqual([{ updated: 1, hot: 1 }]);
-    } finally {
-      await client.query('ROLLBACK');
-      client.release();
-    }
+    const db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: dialectPool(stores.pool(), { preparedStatements: false }) }) });
+    const { renew } = leaseStatements(storeDatabase(db, schema));
+    const counts = await db.transaction().execute(async (transaction) => {
+      const renewed = await renew.execute(transaction, { runnerId: runner.leases.runnerId, leaseMs: 60_000, taskIds: [id] });
+      expect(renewed.rows).toStrictEqual([{ task_id: id }]);
+      return (
+        await sql<{ updated: number; hot: number }>`
+          SELECT n_tup_upd::int AS updated, n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables
+           WHERE relid = ${`${schema}.task_leases`}::regclass`.execute(transaction)
+      ).rows;
+    });
+    expect(counts).toStrictEqual([{ updated: 1, hot: 1 }]);
   });
 
   it('a lease written by plain SQL (or an instance of an older version) guards its task like one this store took', async () => {

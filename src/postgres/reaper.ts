@@ -170,9 +170,9 @@ export class Reaper {
 
   /**
    * Runs batches until one finds no more, another reaper is doing this phase on the schema, or we
-   * stop; with `pacing`, pausing after each. Each phase has its own lock, so a pass busy purging never keeps another from
-   * tombstoning. A phase that ran at least one batch records itself in reaper_activity, with the
-   * database's time of its first batch as its start.
+   * stop; with `pacing`, pausing after each. Each phase has its own lock, so a pass busy purging
+   * never keeps another from tombstoning. A phase that ran at least one batch records itself in
+   * reaper_activity, with the database's time of its first batch as its start.
    */
   private async drain(phase: ReaperPhase, batch: (trx: Transaction<TaskDatabase>, limit: number) => Promise<BatchDone>): Promise<number> {
     let total = 0;

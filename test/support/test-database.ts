@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { withDatabaseName } from './connection-url.js';
+import { sleep } from './time.js';
 
 export interface TestDatabase {
   /** Connects to this database alone; hand it to the code under test. */
@@ -24,10 +25,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
   // Lowercase letters and digits only: a valid identifier without quoting, unique across files.
   const name = `test_${randomBytes(8).toString('hex')}`;
-  await runAsAdmin(adminUrl, `create database ${name}`);
+  await runAsAdmin(adminUrl, (client) => client.query(`create database ${name}`));
   return {
     connectionString: withDatabaseName(adminUrl, name),
-    drop: () => dropDatabase(adminUrl, name),
+    drop: () => runAsAdmin(adminUrl, (client) => dropDatabase(client, name)),
   };
 }
 
@@ -64,17 +65,17 @@ export function useTestDatabase(): { readonly connectionString: string } {
   };
 }
 
-async function runAsAdmin(adminUrl: string, sql: string): Promise<void> {
+async function runAsAdmin(adminUrl: string, run: (client: pg.Client) => Promise<unknown>): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    await client.query(sql);
+    await run(client);
   } finally {
     await client.end();
   }
 }
 
-/** How long the drop waits for connections that are closing anyway. */
+/** How long a drop waits for connections that are closing anyway. */
 const CLOSING_CONNECTIONS_MS = 2_000;
 
 /**
@@ -82,16 +83,10 @@ const CLOSING_CONNECTIONS_MS = 2_000;
  * its sockets close), then ends any left open. A connection terminated while it closes reaches its
  * pool as an 'error' event, which a test's pool with no listener would raise as an uncaught error.
  */
-async function dropDatabase(adminUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const deadline = Date.now() + CLOSING_CONNECTIONS_MS;
-    const connected = async () =>
-      (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name])).rows[0]!.n;
-    while ((await connected()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    await client.query(`drop database if exists ${name} with (force)`);
-  } finally {
-    await client.end();
-  }
+async function dropDatabase(client: pg.Client, name: string): Promise<void> {
+  const connected = async () =>
+    (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name])).rows[0]!.n;
+  const deadline = Date.now() + CLOSING_CONNECTIONS_MS;
+  while ((await connected()) > 0 && Date.now() < deadline) await sleep(20);
+  await client.query(`drop database if exists ${name} with (force)`);
 }
