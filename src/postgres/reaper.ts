@@ -162,7 +162,12 @@ export class Reaper {
   }
 
   private async pass(): Promise<ReaperPass> {
-    const tombstoned = await this.drain('tombstone', (trx, limit) => this.tombstoneBatch(trx, limit));
+    let expiredFrom: string | null = null;
+    const tombstoned = await this.drain('tombstone', async (trx, limit) => {
+      const { reached, ...done } = await this.tombstoneBatch(trx, limit, expiredFrom);
+      expiredFrom = reached ?? expiredFrom;
+      return done;
+    });
     const purged = await this.drain('purge', (trx, limit) => this.purgeBatch(trx, limit));
     const historyPurged = await this.drain('history', (trx, limit) => this.historyBatch(trx, limit));
     return { tombstoned, purged, historyPurged };
@@ -213,15 +218,26 @@ export class Reaper {
    * them rather than once per row (bench/findings.md). The rows keep their addresses while this
    * transaction holds their locks. How few rows to find comes from the last batch: the rows it
    * found, against the expired rows on their pages.
+   *
+   * Each batch of a pass starts its search at the latest expiry the batch before it found
+   * (`expiredFrom`, exact in microseconds since the epoch): every earlier expiry was in that
+   * batch, and the index entries of the rows it deleted stay until a vacuum, so starting from the
+   * oldest would step over all of them again, a longer walk each batch. What it leaves behind
+   * (rows another transaction held) the next pass finds.
    */
-  private async tombstoneBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<BatchDone> {
+  private async tombstoneBatch(
+    trx: Transaction<TaskDatabase>,
+    limit: number,
+    expiredFrom: string | null,
+  ): Promise<BatchDone & { reached: string | null }> {
     const { tasks, tombstones } = this.database.tables;
     const found = Math.min(limit, Math.max(1, Math.ceil(limit * this.findShare)));
-    const { rows } = await sql<{ found: number; available: number; moved: number }>`
+    const { rows } = await sql<{ found: number; available: number; moved: number; reached: string | null }>`
       WITH found AS (
-        SELECT ctid, (ctid::text::point)[0]::bigint AS page, (ctid::text::point)[1]::int AS slot
+        SELECT ctid, (ctid::text::point)[0]::bigint AS page, (ctid::text::point)[1]::int AS slot, expires_at
           FROM ${tasks}
          WHERE expires_at <= now()
+           AND expires_at >= coalesce('epoch'::timestamptz + ${expiredFrom}::bigint * interval '1 microsecond', '-infinity')
          ORDER BY expires_at
          LIMIT ${found}
       ), on_their_pages AS (
@@ -249,13 +265,14 @@ export class Reaper {
         leased: sql`ARRAY(SELECT task_id FROM moved WHERE leased)`,
       })}
       SELECT (SELECT count(*) FROM found)::int AS found,
+             (SELECT (extract(epoch FROM max(expires_at)) * 1000000)::bigint::text FROM found) AS reached,
              (SELECT count(*) FROM ${tasks} WHERE ctid = ANY((SELECT tids FROM on_their_pages)::tid[]) AND expires_at <= now())::int AS available,
              (SELECT count(*) FROM buried)::int AS moved`.execute(trx);
-    const { found: seen, available, moved } = rows[0]!;
+    const { found: seen, available, moved, reached } = rows[0]!;
     if (seen > 0 && available > 0) this.findShare = Math.min(1, seen / available);
     // Done when fewer were found than looked for and their pages had room for every one of them
     // in the batch; rows that other transactions held wait for the next pass.
-    return { rows: moved, more: moved > 0 && (seen === found || moved === limit) };
+    return { rows: moved, more: moved > 0 && (seen === found || moved === limit), reached };
   }
 
   private pause(ms: number): Promise<void> {
