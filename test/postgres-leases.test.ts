@@ -187,4 +187,38 @@ describe('leases across instances', () => {
     const { rows } = await stores.pool().query(`SELECT count(*)::int AS n FROM ${schema}.task_leases`);
     expect(rows[0].n, 'the settled task’s lease ended with it').toBe(0);
   });
+
+  it('an older version’s rescue, claim and release, in plain SQL, move the guard on the task row with them', async () => {
+    const schema = await stores.schema();
+    const [first, second, third] = [stores.open(schema, { leases: QUICK }), stores.open(schema, { leases: QUICK }), stores.open(schema, { leases: QUICK })];
+    const sql = (text: string, taskId: string, runner?: string) => stores.pool().query(text, runner === undefined ? [taskId] : [taskId, runner]);
+    const runnerOnTask = async (taskId: string) =>
+      (await stores.pool().query(`SELECT runner_id FROM ${schema}.tasks WHERE task_id = $1`, [taskId])).rows[0].runner_id;
+
+    // A lease this version wrote, taken over by an older instance's claim and then released by it.
+    const own = await first.leases.createLeasedTask({ toolName: TOOL });
+    await sql(`UPDATE ${schema}.task_leases SET runner_id = $2 WHERE task_id = $1`, own.taskId, second.leases.runnerId);
+    expect(await runnerOnTask(own.taskId)).toBe(second.leases.runnerId);
+    expect(await first.setStatus(own.taskId, 'working', 'lost it'), 'the runner the claim replaced').toBe(false);
+    expect(await second.setStatus(own.taskId, 'working', 'claimed')).toBe(true);
+    await sql(`DELETE FROM ${schema}.task_leases WHERE task_id = $1`, own.taskId);
+    expect(await runnerOnTask(own.taskId), 'the release cleared the task row').toBe(null);
+    expect(await third.setStatus(own.taskId, 'working', 'no lease left')).toBe(true);
+
+    // A lease an older instance wrote: its rescue for a resume, a claim, and a release.
+    const { taskId } = await third.createTask({ toolName: TOOL });
+    await sql(`INSERT INTO ${schema}.task_leases (task_id, runner_id, expires_at, acquired_at) VALUES ($1, $2, now() + interval '1 minute', now())`, taskId, first.leases.runnerId);
+    await sql(`UPDATE ${schema}.task_leases SET runner_id = NULL WHERE task_id = $1`, taskId);
+    expect(await runnerOnTask(taskId), 'waiting for a resume').toBe('');
+    expect(await first.setStatus(taskId, 'working', 'rescued from it'), 'the lost runner').toBe(false);
+    expect(await second.leases.acquireLease(taskId), 'a lease on a task waiting for a resume').toBe(false);
+    await sql(`UPDATE ${schema}.task_leases SET runner_id = $2 WHERE task_id = $1`, taskId, second.leases.runnerId);
+    expect(await second.setStatus(taskId, 'working', 'resumed')).toBe(true);
+    expect(await first.completeTask(taskId, done)).toBe(false);
+    await sql(`DELETE FROM ${schema}.task_leases WHERE task_id = $1`, taskId);
+    expect(await third.leases.acquireLease(taskId), 'a lease on a task no runner holds').toBe(true);
+    expect(await second.completeTask(taskId, done), 'the runner that released it').toBe(false);
+    expect(await third.completeTask(taskId, done)).toBe(true);
+    expect(await runnerOnTask(taskId), 'a settled task names no runner').toBe(null);
+  });
 });

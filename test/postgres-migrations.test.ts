@@ -46,6 +46,7 @@ const ALL_MIGRATIONS = [
   '0008_leased_flag',
   '0009_requested_input_flag',
   '0010_lease_indexes_for_hot_heartbeats',
+  '0011_runner_on_task_row',
 ];
 
 const resources = useTestResources(database);

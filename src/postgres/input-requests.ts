@@ -36,7 +36,7 @@ function inputRequestStatements(database: StoreDatabase) {
 
   return {
     /**
-     * Locks a live, open task row for the rest of the transaction (its lease row first); its
+     * Locks a live, open task row for the rest of the transaction; its
      * status, or no row. With a runner, none either when another runner holds the task's lease.
      */
     lockOpenTask: compileQuery<{ taskId: string; lockTimeout: string; runnerId: string | null }, { status: TaskStatus }>(db, (param) =>
@@ -44,7 +44,7 @@ function inputRequestStatements(database: StoreDatabase) {
         .selectFrom('tasks')
         .select('status')
         .where('task_id', '=', param('taskId'))
-        .where(leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout')))
+        .where(leaseAllows(param('runnerId')))
         .where(isOpen)
         .where(isLive)
         .where(withinLockTimeout(param('lockTimeout')))

@@ -1,12 +1,11 @@
 /**
- * The SQL of execution leases (migration 0007): the fragments the task statements use to respect
- * and end a lease, and the statements of the lease keeper and the rescuer.
+ * The SQL of execution leases (migrations 0007 and 0011): the condition the task statements use to
+ * respect a lease, the CTE that ends one, and the statements of the lease keeper and the rescuer.
  *
- * Every statement that touches both a lease and its task locks the lease row before the task row,
- * so two of them can never deadlock: the fragments below are uncorrelated subqueries, which
- * PostgreSQL runs once, after it reads the task row and before it locks it. They run only for a
- * task that was ever leased (`tasks.leased`, migration 0008): a task nobody leased costs its
- * transitions no look at task_leases.
+ * The task row names the runner holding its lease (`tasks.runner_id`), so a transition checks the
+ * lease on the row it locks; PostgreSQL re-checks the condition on the row's latest version after
+ * waiting for its lock, so a runner that lost its lease to a rescue is refused even in a race with
+ * it. Every statement that touches both a task and its lease locks the task row first.
  */
 import { sql, type RawBuilder } from 'kysely';
 import { compileQuery } from './compiled-query.js';
@@ -15,26 +14,12 @@ import { RESUMING_PREFIX } from '../contract/leases.js';
 import { isLive, isOpen, withinLockTimeout } from './task-rows.js';
 
 /**
- * A condition: the task has no lease, or `runner` holds it, or `runner` is null (a client's call,
- * such as an answer, which any instance may record). It locks the lease row first, and reads it
- * after any rescue that held it has committed, so a runner that lost its lease is refused even in
- * a race with the rescue.
+ * A condition on the task row: the task has no lease, or `runner` holds it, or `runner` is null (a
+ * client's call, such as an answer, which any instance may record). A task waiting for a resume
+ * ('') is written by clients only.
  */
-export function leaseAllows(
-  { tables }: StoreDatabase,
-  taskId: RawBuilder<unknown> | unknown,
-  runner: unknown,
-  lockTimeout: unknown,
-): RawBuilder<boolean> {
-  return sql<boolean>`(NOT leased OR (SELECT coalesce(bool_and(${runner}::text IS NULL OR lease.runner_id IS NOT DISTINCT FROM ${runner}::text), true)
-      FROM (SELECT runner_id FROM ${tables.task_leases}
-             WHERE task_id = ${taskId} AND ${withinLockTimeout(lockTimeout as string)} FOR UPDATE) AS lease))`;
-}
-
-/** A condition that is always true and locks the task's lease row, for a writer that ends it. */
-export function lockingLease({ tables }: StoreDatabase, taskId: unknown, lockTimeout: unknown): RawBuilder<boolean> {
-  return sql<boolean>`(NOT leased OR (SELECT count(*) FROM (SELECT 1 FROM ${tables.task_leases}
-             WHERE task_id = ${taskId} AND ${withinLockTimeout(lockTimeout as string)} FOR UPDATE) AS lease) >= 0)`;
+export function leaseAllows(runner: unknown): RawBuilder<boolean> {
+  return sql<boolean>`(${runner}::text IS NULL OR runner_id IS NULL OR runner_id = ${runner}::text)`;
 }
 
 /** A CTE (to follow `WITH … ,`) deleting the leases of the tasks `settled` selects the ids of. */
@@ -58,17 +43,24 @@ export function leaseStatements(database: StoreDatabase) {
   return {
     /** Takes or renews this runner's lease on a live, open task no other runner holds. */
     acquire: compileQuery<Leasing & { taskId: string; lockTimeout: string }, { task_id: string }>(db, (param) => sql`
-      INSERT INTO ${tables.task_leases} AS l (task_id, runner_id, expires_at, acquired_at)
-      SELECT task_id, ${param('runnerId')}, ${deadline(param('leaseMs'))}, now() FROM ${tables.tasks}
-       WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
-         AND ${leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout'))}
-         FOR SHARE
+      WITH taken AS (
+             UPDATE ${tables.tasks} SET runner_id = ${param('runnerId')}, leased = true
+              WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
+                AND (runner_id IS NULL OR runner_id = ${param('runnerId')}::text) AND ${withinLockTimeout(param('lockTimeout'))}
+             RETURNING task_id)
+      INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at, task_synced)
+      SELECT task_id, ${param('runnerId')}, ${deadline(param('leaseMs'))}, now(), true FROM taken
       ON CONFLICT (task_id) DO UPDATE SET expires_at = excluded.expires_at
       RETURNING task_id`),
 
-    release: compileQuery<Runner & { taskId: string }, never>(db, (param) =>
-      db.deleteFrom('task_leases').where('task_id', '=', param('taskId')).where('runner_id', '=', param('runnerId')),
-    ),
+    /** Ends this runner's lease on a task it leaves open (one waiting for input). */
+    release: compileQuery<Runner & { taskId: string; lockTimeout: string }, { task_id: string }>(db, (param) => sql`
+      WITH released AS (
+             UPDATE ${tables.tasks} SET runner_id = NULL
+              WHERE task_id = ${param('taskId')} AND runner_id = ${param('runnerId')}::text AND ${withinLockTimeout(param('lockTimeout'))}
+             RETURNING task_id)
+      DELETE FROM ${tables.task_leases} WHERE task_id IN (SELECT task_id FROM released)
+      RETURNING task_id`),
 
     /** The heartbeat: every lease this runner still holds, in one statement; returns those renewed. */
     renew: compileQuery<Leasing & { taskIds: string[] }, { task_id: string }>(db, (param) => sql`
@@ -81,7 +73,10 @@ export function leaseStatements(database: StoreDatabase) {
       UPDATE ${tables.task_leases} SET expires_at = now()
        WHERE runner_id = ${param('runnerId')} AND task_id = ANY(${param('taskIds')}::text[])`),
 
-    /** Rescued tasks of the given tools waiting for a resume, taken by this runner. */
+    /**
+     * Rescued tasks of the given tools waiting for a resume, taken by this runner. It writes the
+     * lease's runner only: migration 0011's trigger copies it to the task row, locked here already.
+     */
     claim: compileQuery<Leasing & { toolNames: string[]; limit: number }, ClaimedRow>(db, (param) => sql`
       UPDATE ${tables.task_leases}
          SET runner_id = ${param('runnerId')}, expires_at = ${deadline(param('leaseMs'))}, acquired_at = now()
@@ -123,7 +118,7 @@ export function leaseStatements(database: StoreDatabase) {
            changed AS (
              UPDATE ${tables.tasks} AS t
                 SET previous_status = t.status, status = 'failed', status_message = r.message, error = r.error,
-                    last_updated_at = now()
+                    runner_id = NULL, last_updated_at = now()
                FROM rescued AS r
               WHERE t.task_id = r.task_id AND t.status = 'working'
              RETURNING t.task_id, t.tool_name, t.owner, t.last_updated_at, t.previous_status, t.status, t.status_message, r.lost_runner),
@@ -153,7 +148,7 @@ export function leaseStatements(database: StoreDatabase) {
              RETURNING l.task_id),
            changed AS (
              UPDATE ${tables.tasks} AS t
-                SET previous_status = t.status, status_message = r.message, last_updated_at = now()
+                SET previous_status = t.status, status_message = r.message, runner_id = '', last_updated_at = now()
                FROM rescued AS r
               WHERE t.task_id = r.task_id AND t.task_id IN (SELECT task_id FROM released)
              RETURNING t.task_id, t.tool_name, t.owner, t.last_updated_at, t.status, t.status_message, r.lost_runner),

@@ -88,10 +88,10 @@ export class PostgresLeases implements TaskLeases {
   }
 
   async releaseLease(taskId: string): Promise<boolean> {
-    return this.host.calls.onTask(() => validate.taskId(taskId), false, async (id) => {
+    return this.host.calls.onTaskWrite(() => validate.taskId(taskId), false, async (id, lockTimeout) => {
       this.held.delete(id);
-      const result = await this.statements.release.execute(this.host.database.db, { taskId: id, runnerId: this.runnerId });
-      return (result.numAffectedRows ?? 0n) > 0n;
+      const { rows } = await this.statements.release.execute(this.host.database.db, { taskId: id, runnerId: this.runnerId, lockTimeout });
+      return rows.length > 0;
     });
   }
 

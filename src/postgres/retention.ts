@@ -31,8 +31,8 @@ function retentionStatements(database: StoreDatabase) {
           UPDATE ${tables.tasks}
              SET previous_status = status, status = 'failed', status_message = ${statusMessages.retentionFailed},
                  error = ${JSON.stringify(RETENTION_FAILURE_ERROR)}::jsonb,
-                 arguments = 'null'::jsonb, meta = NULL, last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND ${leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout'))}
+                 arguments = 'null'::jsonb, meta = NULL, runner_id = NULL, last_updated_at = now()
+           WHERE task_id = ${param('taskId')} AND ${leaseAllows(param('runnerId'))}
              AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,

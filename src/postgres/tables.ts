@@ -30,6 +30,8 @@ export interface TasksTable {
   awaited: Generated<boolean>;
   leased: Generated<boolean>;
   requested_input: Generated<boolean>;
+  /** Migration 0011: the runner holding the open task's lease; '' while it waits for a resume. */
+  runner_id: string | null;
 }
 
 export type InputRequestState = 'outstanding' | 'answered' | 'superseded';
@@ -75,6 +77,8 @@ export interface TaskLeasesTable {
   acquired_at: Timestamp;
   attempts: Generated<number>;
   lost_runner: string | null;
+  /** Migration 0011: the statement that wrote this lease wrote the task row's runner_id too. */
+  task_synced: Generated<boolean>;
 }
 
 /** Migration 0002: written by the SDK integration (src/sdk), deleted with their task by the store. */

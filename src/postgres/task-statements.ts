@@ -13,7 +13,7 @@ import type { TaskPage } from '../contract/types.js';
 import type { ListFilter } from '../contract/validation.js';
 import { compileQuery } from './compiled-query.js';
 import type { StoreDatabase } from './tables.js';
-import { endingLeases, leaseAllows, lockingLease } from './lease-statements.js';
+import { endingLeases, leaseAllows } from './lease-statements.js';
 import { deletingDependents } from './task-dependents.js';
 import { COUNT_CHANGED, recordingTransition, TRANSITION_COLUMNS, type Changed } from './task-history.js';
 import {
@@ -52,29 +52,30 @@ type TimeLeft = { ms_until_expiry: number | null };
 export function taskStatements(database: StoreDatabase) {
   const { db, tables } = database;
   const snapshotColumns = [...TASK_OBJECT_COLUMNS, 'result', 'error'] as const;
-  /** `leased`: the task's lease row is written by the same statement (see migration 0008). */
-  const inserting = (param: (name: keyof NewTask) => unknown, leased: boolean) => sql`
+  /** `runner`: the runner whose lease row the same statement writes (see migrations 0008 and 0011). */
+  const inserting = (param: (name: keyof NewTask) => unknown, runner: unknown) => sql`
     INSERT INTO ${tables.tasks}
       (task_id, owner, tool_name, arguments, status, status_message,
-       created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms, leased)
+       created_at, last_updated_at, ttl_ms, expires_at, poll_interval_ms, leased, runner_id)
     SELECT ${param('taskId')}, ${param('owner')}, ${param('toolName')}, ${param('argumentsJson')}::jsonb,
            'working', ${param('statusMessage')}, clock.now, clock.now, ${param('ttlMs')}::bigint,
-           clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint, ${sql.lit(leased)}
+           clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint,
+           ${runner === null ? sql`false, NULL` : sql`true, ${runner}::text`}
       FROM (SELECT date_trunc('milliseconds', now()) AS now) AS clock
     RETURNING ${TRANSITION_COLUMNS}, ${msUntilExpiry}`;
   return {
     /** createdAt is kept to the millisecond, as the wire format shows it. */
-    insert: compileQuery<NewTask, TimeLeft>(db, (param) => recordingTransition(database, inserting(param, false), sql`ms_until_expiry`)),
+    insert: compileQuery<NewTask, TimeLeft>(db, (param) => recordingTransition(database, inserting(param, null), sql`ms_until_expiry`)),
 
     /** `insert`, with the lease of the instance that will run the task, in the same statement. */
     insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, TimeLeft>(db, (param) =>
       recordingTransition(
         database,
-        inserting(param, true),
+        inserting(param, param('runnerId')),
         sql`ms_until_expiry`,
         sql`leased AS (
-              INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at)
-              SELECT task_id, ${param('runnerId')}, now() + ${param('leaseMs')}::float8 * interval '1 millisecond', now()
+              INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at, task_synced)
+              SELECT task_id, ${param('runnerId')}, now() + ${param('leaseMs')}::float8 * interval '1 millisecond', now(), true
                 FROM changed)`,
       ),
     ),
@@ -109,7 +110,7 @@ export function taskStatements(database: StoreDatabase) {
           UPDATE ${tables.tasks}
              SET previous_status = status, status = ${param('status')}::text,
                  status_message = coalesce(${param('message')}::text, status_message), last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND ${leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout'))}
+           WHERE task_id = ${param('taskId')} AND ${leaseAllows(param('runnerId'))}
              AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
@@ -129,8 +130,8 @@ export function taskStatements(database: StoreDatabase) {
         sql`
           UPDATE ${tables.tasks}
              SET previous_status = status, status = ${param('status')}::text, status_message = ${param('message')},
-                 result = ${param('result')}::jsonb, error = ${param('error')}::jsonb, last_updated_at = now()
-           WHERE task_id = ${param('taskId')} AND ${leaseAllows(database, param('taskId'), param('runnerId'), param('lockTimeout'))}
+                 result = ${param('result')}::jsonb, error = ${param('error')}::jsonb, runner_id = NULL, last_updated_at = now()
+           WHERE task_id = ${param('taskId')} AND ${leaseAllows(param('runnerId'))}
              AND ${isOpen} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}`,
         COUNT_CHANGED,
@@ -151,10 +152,10 @@ export function taskStatements(database: StoreDatabase) {
                  status = CASE WHEN ${isOpen} THEN 'cancelled' ELSE status END,
                  status_message = CASE WHEN ${isOpen} THEN ${param('message')}::text ELSE status_message END,
                  last_updated_at = CASE WHEN ${isOpen} THEN now() ELSE last_updated_at END,
+                 runner_id = CASE WHEN ${isOpen} THEN NULL ELSE runner_id END,
                  -- clock_timestamp() differs on every call, so each cancel is a change (and a NOTIFY).
                  cancel_requested_at = clock_timestamp()
-           WHERE task_id = ${param('taskId')} AND ${lockingLease(database, param('taskId'), param('lockTimeout'))}
-             AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
+           WHERE task_id = ${param('taskId')} AND ${isLive} AND ${withinLockTimeout(param('lockTimeout'))}
           RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta`,
         sql`${sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column)))},
             previous_status IS DISTINCT FROM status AS transitioned`,
