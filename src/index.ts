@@ -30,6 +30,7 @@ export {
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_LEASE_MS,
   type LeaseOptions,
+  type LeasedTask,
   type LeaseState,
   type LeasingTaskStore,
   type LostRunnerPolicy,

@@ -183,12 +183,22 @@ export interface LeaseState {
   lostRunner: string | null;
 }
 
+/** What {@link TaskLeases.createLeasedTask} returns. */
+export interface LeasedTask {
+  taskId: string;
+  token: CancellationToken;
+  task: TaskObject;
+}
+
 /** A store's `leases`: see the module comment for the rules both stores keep. */
 export interface TaskLeases {
   /** This instance's runner id, as operators see it in the lease. */
   readonly runnerId: string;
-  /** `createTask`, leased to this instance in the same step: for the instance that will run it. */
-  createLeasedTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }>;
+  /**
+   * `createTask`, leased to this instance in the same step: for the instance that will run it.
+   * `task` is the task as created, so the runner need not read it back.
+   */
+  createLeasedTask(input: CreateTaskInput): Promise<LeasedTask>;
   /**
    * Takes the lease of a live, open task for this instance (a run after input, say): `false` if
    * the task is unknown, expired or terminal, or another runner holds a lease on it.
@@ -216,6 +226,19 @@ export type LeasingTaskStore = TaskStore & { readonly leases: TaskLeases };
 export function offersLeases(store: TaskStore): store is LeasingTaskStore {
   const leases = (store as Partial<LeasingTaskStore>).leases;
   return typeof leases === 'object' && leases !== null && typeof leases.createLeasedTask === 'function';
+}
+
+/**
+ * Creates a task for this instance to run: leased to it when the store offers leases. `task` is the
+ * task as created (read back from a store without leases), null if it expired at once.
+ */
+export async function createTaskToRun(store: TaskStore, input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken; task: TaskObject | null }> {
+  if (offersLeases(store)) {
+    const created = await store.leases.createLeasedTask(input);
+    return created.token.isCancelled ? { ...created, task: null } : created;
+  }
+  const { taskId, token } = await store.createTask(input);
+  return { taskId, token, task: await store.getTask(taskId) };
 }
 
 export const toolNameSchema = z.string().min(1).max(1024);

@@ -4,13 +4,13 @@
  * it or gives it up with `abandonLeases`; the store keeps the rules anyway, so an application
  * and its tests see the same behaviour on both stores.
  */
-import type { CancellationToken } from '../contract/cancellation.js';
 import {
   lostRunnerError,
   lostStatus,
   newRunnerId,
   rescueOutcome,
   resumedMessage,
+  type LeasedTask,
   type LeaseSettings,
   type LeaseState,
   type RescueResult,
@@ -28,7 +28,7 @@ import type { TaskTable } from './task-table.js';
 export interface MemoryLeaseHost {
   store: TaskStore;
   /** `createTask`, leased to `leases` in the same step. */
-  createLeased(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }>;
+  createLeased(input: CreateTaskInput): Promise<LeasedTask>;
   /** Runs one atomic step of the store (refused once it is closed). */
   run<T>(operation: () => T): T;
   table: Pick<TaskTable, 'live' | 'liveTasks' | 'update'>;
@@ -67,7 +67,7 @@ export class MemoryLeases implements TaskLeases {
     task.lease = { runnerId: this.runnerId, expiresAtMs: this.deadline(), attempts: 0, lostRunner: null, lostStatus: null };
   }
 
-  async createLeasedTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
+  async createLeasedTask(input: CreateTaskInput): Promise<LeasedTask> {
     return this.host.createLeased(input);
   }
 

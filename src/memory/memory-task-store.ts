@@ -30,7 +30,7 @@ import {
   type TaskStore,
 } from '../contract/types.js';
 import { DEFAULT_TTL_MS, validate } from '../contract/validation.js';
-import { leaseSettings, type LeaseOptions, type LeasingTaskStore } from '../contract/leases.js';
+import { leaseSettings, type LeasedTask, type LeaseOptions, type LeasingTaskStore } from '../contract/leases.js';
 import { EffectQueue } from './effect-queue.js';
 import { MemoryLeases } from './leases.js';
 import { Retention } from './retention.js';
@@ -127,10 +127,11 @@ export class MemoryTaskStore implements LeasingTaskStore, TaskChangeFeed {
 
   /** Limits are checked first: the arguments' size, then {@link Retention.admit}. */
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
-    return this.create(input, false);
+    const { taskId, token } = this.create(input, false);
+    return { taskId, token };
   }
 
-  private create(input: CreateTaskInput, leased: boolean): { taskId: string; token: CancellationToken } {
+  private create(input: CreateTaskInput, leased: boolean): LeasedTask {
     return this.run(() => {
       const parsed = validate.createTask(input);
       const args = this.retention.payload('arguments', parsed.arguments ?? null);
@@ -149,7 +150,7 @@ export class MemoryTaskStore implements LeasingTaskStore, TaskChangeFeed {
       });
       if (leased) this.leases.lease(task);
       this.table.insert(task);
-      return { taskId, token: task.source.token };
+      return { taskId, token: task.source.token, task: toTaskObject(task) };
     });
   }
 

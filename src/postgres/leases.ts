@@ -9,13 +9,13 @@
  * instance at a time under the `rescue` phase's advisory lock, in batches of locked rows, each
  * recorded in reaper_activity.
  */
-import type { CancellationToken } from '../contract/cancellation.js';
 import { TaskStoreError } from '../contract/errors.js';
 import {
   lostRunnerError,
   newRunnerId,
   rescueOutcome,
   resumedMessage,
+  type LeasedTask,
   type LeaseSettings,
   type LeaseState,
   type RescueResult,
@@ -39,7 +39,7 @@ export interface LeaseHost {
   calls: StoreCalls;
   telemetry: StoreTelemetry;
   /** createTask, leased to `runnerId` in the same statement. */
-  createLeased(input: CreateTaskInput, lease: { runnerId: string; leaseMs: number }): Promise<{ taskId: string; token: CancellationToken }>;
+  createLeased(input: CreateTaskInput, lease: { runnerId: string; leaseMs: number }): Promise<LeasedTask>;
   /** Told of the tasks a rescue on this instance failed, once committed. */
   rescueFailed(taskIds: string[]): void;
 }
@@ -68,7 +68,7 @@ export class PostgresLeases implements TaskLeases {
     if (automaticRescue) this.rescuer = setInterval(() => void this.rescueInBackground(), settings.rescueIntervalMs).unref();
   }
 
-  async createLeasedTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
+  async createLeasedTask(input: CreateTaskInput): Promise<LeasedTask> {
     const created = await this.host.createLeased(input, { runnerId: this.runnerId, leaseMs: this.settings.leaseMs });
     this.held.add(created.taskId);
     return created;

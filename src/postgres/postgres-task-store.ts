@@ -147,7 +147,8 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
   }
 
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
-    return this.create(input, null);
+    const { taskId, token } = await this.create(input, null);
+    return { taskId, token };
   }
 
   async taskOwner(taskId: string): Promise<{ owner: string | null } | null> {
@@ -354,7 +355,7 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
         lease,
       );
       this.telemetry.transitioned('working');
-      return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry) };
+      return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry), task: toTaskObject(row) };
     });
   }
 

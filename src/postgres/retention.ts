@@ -11,7 +11,7 @@ import { endingLeases, leaseAllows } from './lease-statements.js';
 import type { StoreDatabase } from './tables.js';
 import { COUNT_CHANGED, recordingTransition, TRANSITION_COLUMNS, type Changed } from './task-history.js';
 import { isLive, isOpen, withinLockTimeout } from './task-rows.js';
-import type { NewTask, TaskStatements } from './task-statements.js';
+import type { Inserted, NewTask, TaskStatements } from './task-statements.js';
 
 function retentionStatements(database: StoreDatabase) {
   const { db, tables } = database;
@@ -62,7 +62,7 @@ export class RetentionEnforcer {
    * Inserts the task, leased to `lease` when given: one statement, or with a quota, a transaction
    * that checks it first.
    */
-  async insert(task: NewTask, lease: { runnerId: string; leaseMs: number } | null): Promise<{ ms_until_expiry: number | null }> {
+  async insert(task: NewTask, lease: { runnerId: string; leaseMs: number } | null): Promise<Inserted> {
     const max = this.maxTasksPerOwner;
     const inserting = (db: StoreDatabase['db']) =>
       lease ? this.taskStatements.insertLeased.execute(db, { ...task, ...lease }) : this.taskStatements.insert.execute(db, task);

@@ -48,6 +48,9 @@ type ByIds = { taskIds: string[] };
  */
 type Runner = { runnerId: string | null };
 type TimeLeft = { ms_until_expiry: number | null };
+/** A created task, and the time left before it expires. */
+export type Inserted = TaskObjectRow & TimeLeft;
+const insertedColumns = sql`${sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column)))}, ms_until_expiry`;
 
 export function taskStatements(database: StoreDatabase) {
   const { db, tables } = database;
@@ -62,17 +65,17 @@ export function taskStatements(database: StoreDatabase) {
            clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint,
            ${runner === null ? sql`false, NULL` : sql`true, ${runner}::text`}
       FROM (SELECT date_trunc('milliseconds', now()) AS now) AS clock
-    RETURNING ${TRANSITION_COLUMNS}, ${msUntilExpiry}`;
+    RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta, ${msUntilExpiry}`;
   return {
     /** createdAt is kept to the millisecond, as the wire format shows it. */
-    insert: compileQuery<NewTask, TimeLeft>(db, (param) => recordingTransition(database, inserting(param, null), sql`ms_until_expiry`)),
+    insert: compileQuery<NewTask, Inserted>(db, (param) => recordingTransition(database, inserting(param, null), insertedColumns)),
 
     /** `insert`, with the lease of the instance that will run the task, in the same statement. */
-    insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, TimeLeft>(db, (param) =>
+    insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, Inserted>(db, (param) =>
       recordingTransition(
         database,
         inserting(param, param('runnerId')),
-        sql`ms_until_expiry`,
+        insertedColumns,
         sql`leased AS (
               INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at, task_synced)
               SELECT task_id, ${param('runnerId')}, now() + ${param('leaseMs')}::float8 * interval '1 millisecond', now(), true

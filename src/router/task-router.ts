@@ -187,16 +187,15 @@ export class TaskRouter {
     }
 
     const ttlMs = tool.ttlMs !== undefined ? tool.ttlMs : this.ttlMs;
-    const { taskId, token } = await this.runner.createTask({
+    const { taskId, token, task } = await this.runner.createTask({
       toolName: tool.name,
       arguments: args,
       owner: principal,
       pollIntervalMs: tool.pollIntervalMs ?? this.pollIntervalMs,
       ...(ttlMs !== undefined && { ttlMs }),
     });
-    // Read before the handler starts, so the handle shows the task as created. SEP-2663: the
-    // handle must not be returned before tasks/get would find the task, which this read proves.
-    const task = await this.store.getTask(taskId);
+    // The task as created, before the handler starts. SEP-2663: the handle must not be returned
+    // before tasks/get would find the task, which the committed create guarantees.
     if (task === null) throw new ProtocolError(ProtocolErrorCode.InternalError, 'The task expired as soon as it was created');
     this.runner.start({ taskId, tool, args, inputResponses: {}, token, principal, clientCapabilities });
     return createTaskResult(task);

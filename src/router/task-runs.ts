@@ -21,8 +21,8 @@ import { InputRequestsV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { ProtocolError, isInputRequiredResult } from '@modelcontextprotocol/server';
 import type { CancellationToken } from '../contract/cancellation.js';
 import { TaskStoreError } from '../contract/errors.js';
-import { offersLeases, type ResumeRequest } from '../contract/leases.js';
-import type { CallToolResult, InputRequests, InputResponses, JsonRpcError, TaskOwner, TaskStore } from '../contract/types.js';
+import { createTaskToRun, offersLeases, type ResumeRequest } from '../contract/leases.js';
+import type { CallToolResult, CreateTaskInput, InputRequests, InputResponses, JsonRpcError, TaskOwner, TaskStore } from '../contract/types.js';
 import { missingInputCapabilities } from './input-capabilities.js';
 import type { RegisteredTool, ResumedRun, ToolCallContext, ToolOutcome } from './tools.js';
 
@@ -52,8 +52,8 @@ export class TaskRunner {
   }
 
   /** Creates a tool's task, leased to this instance when the store has leases, since it runs here. */
-  createTask(input: Parameters<TaskStore['createTask']>[0]): ReturnType<TaskStore['createTask']> {
-    return offersLeases(this.store) ? this.store.leases.createLeasedTask(input) : this.store.createTask(input);
+  createTask(input: CreateTaskInput): ReturnType<typeof createTaskToRun> {
+    return createTaskToRun(this.store, input);
   }
 
   /**

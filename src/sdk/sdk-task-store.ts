@@ -41,7 +41,7 @@ import {
 import { currentTaskRequest, defaultPrincipal, type PrincipalOf } from './request-context.js';
 import { bindServer } from './server-binding.js';
 import { MemorySessionTaskIndex, type SessionTaskIndex } from './session-index.js';
-import { offersLeases } from '../contract/leases.js';
+import { createTaskToRun } from '../contract/leases.js';
 import { describeCall, failureOf, resultOfFailure, toPollIntervalMs, toSdkTask, toTtlMs } from './task-mapping.js';
 
 export interface SdkTaskStoreOptions {
@@ -144,13 +144,10 @@ export class SdkTaskStore implements SdkTaskStoreContract {
     const pollIntervalMs = toPollIntervalMs(taskParams.pollInterval) ?? this.defaultPollIntervalMs;
     const input = { ...call, ...(ttlMs !== undefined ? { ttlMs } : {}), owner, pollIntervalMs };
     // The SDK runs a task's tool in the process that created it: under this instance's lease.
-    const { taskId, token } = await this.call(() =>
-      offersLeases(this.store) ? this.store.leases.createLeasedTask(input) : this.store.createTask(input),
-    );
+    const { taskId, token, task } = await this.call(() => createTaskToRun(this.store, input));
     this.rememberOwner(taskId, owner);
     this.created.set(taskId, { token, taskAugmented: (request.params as { task?: unknown } | undefined)?.task !== undefined });
     token.signal.addEventListener('abort', () => this.created.delete(taskId), { once: true });
-    const task = await this.call(() => this.store.getTask(taskId));
     if (!task) throw taskNotFound(taskId);
     if (owner === null && sessionId !== undefined) {
       await this.call(() => this.sessions.add(taskId, sessionId, task.createdAt));

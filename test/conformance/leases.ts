@@ -54,6 +54,13 @@ export function leaseConformance(target: ConformanceTarget): void {
       expect(await mustGet(store, leased)).toMatchObject({ status: 'working' });
     });
 
+    it('createLeasedTask returns the task as created, as getTask reads it', async () => {
+      const store = await open();
+      const created = await store.leases.createLeasedTask({ toolName: TOOL, ttlMs: LONG_TTL, pollIntervalMs: 250 });
+      expect(created.task).toStrictEqual(await store.getTask(created.taskId));
+      expect(created.task).toMatchObject({ taskId: created.taskId, status: 'working', ttlMs: LONG_TTL, pollIntervalMs: 250 });
+    });
+
     it('the heartbeat keeps pushing the deadline out', async () => {
       const store = await open();
       const id = await createLeased(store);
