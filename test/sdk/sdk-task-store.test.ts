@@ -114,6 +114,28 @@ describe.each(backends)('SdkTaskStore on $name', (backend) => {
     });
   });
 
+  it('createTask answers with the task as the store created it, without reading it back', async () => {
+    const store = backend.store();
+    const sessions = backend.sessions();
+    opened.push(store, sessions);
+    let reads = 0;
+    const counted = new Proxy(store, {
+      get(target, key) {
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function'
+          ? (...args: unknown[]) => {
+              if (key === 'getTask') reads += 1;
+              return (value as (...args: unknown[]) => unknown).apply(target, args);
+            }
+          : value;
+      },
+    });
+    const tasks = new SdkTaskStore(counted, { sessions });
+    const task = await create(tasks, { ttl: 60000 }, sessionA);
+    expect(reads, 'reads of the task while creating it').toBe(0);
+    expect(await tasks.getTask(task.taskId, sessionA)).toStrictEqual(task);
+  });
+
   describe('getTask', () => {
     it('returns null for a task that does not exist', async () => {
       expect(await open().getTask('non-existent')).toBeNull();
