@@ -1,8 +1,12 @@
 /**
- * The round structure every comparison shares. Contenders run one after another in rounds, in an
- * order rotated each round, so that no contender always follows the same other one and drift on a
- * shared machine hits all of them. Each round's rate is divided by the baseline's rate in the
- * same round; the median of those per-round ratios, with their spread, is what to read.
+ * The round structure every comparison shares. Contenders run one after another in rounds, so that
+ * drift on a shared machine hits all of them. Each round's rate is divided by the baseline's rate
+ * in the same round; the median of those per-round ratios, with their spread, is what to read.
+ *
+ * A contender pays for some of the work of the one before it (autovacuum of its dead rows, a cold
+ * cache), so the order alternates: a rotated order, then the same order reversed. Each contender
+ * then follows each of its neighbours in turn; a rotation alone puts every contender after the
+ * same other one in all but one round.
  */
 import { median } from '../support.js';
 
@@ -48,6 +52,13 @@ export async function runLoops(operation: () => Promise<void>, concurrency: numb
   return done / ((performance.now() - start) / 1000);
 }
 
+/** Round `round`'s order: rotated by half the round number, reversed in odd rounds. */
+function roundOrder<T>(contenders: T[], round: number): T[] {
+  const shift = Math.floor(round / 2);
+  const rotated = contenders.map((_, i) => contenders[(i + shift) % contenders.length]!);
+  return round % 2 === 0 ? rotated : rotated.reverse();
+}
+
 /**
  * Warms every contender up, then runs `rounds` rounds; the first contender is the baseline of the
  * ratios. `onRound` sees each round's rates as they come, for progress output.
@@ -61,7 +72,7 @@ export async function alternatingRounds(
   for (const contender of contenders) await contender.measure(concurrency, warmupSeconds);
   const rates = new Map<string, number[]>(contenders.map(({ name }) => [name, []]));
   for (let round = 0; round < rounds; round++) {
-    const order = contenders.map((_, i) => contenders[(i + round) % contenders.length]!);
+    const order = roundOrder(contenders, round);
     const thisRound = new Map<string, number>();
     for (const contender of order) {
       const rate = await contender.measure(concurrency, seconds);
