@@ -36,8 +36,8 @@ function inputRequestStatements(database: StoreDatabase) {
 
   return {
     /**
-     * Locks a live, open task row for the rest of the transaction; its
-     * status, or no row. With a runner, none either when another runner holds the task's lease.
+     * Locks a live, open task row for the rest of the transaction; its status, or no row. With a
+     * runner, none either when another runner holds the task's lease.
      */
     lockOpenTask: compileQuery<{ taskId: string; lockTimeout: string; runnerId: string | null }, { status: TaskStatus }>(db, (param) =>
       db

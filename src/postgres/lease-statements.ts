@@ -46,7 +46,7 @@ export function leaseStatements(database: StoreDatabase) {
       WITH taken AS (
              UPDATE ${tables.tasks} SET runner_id = ${param('runnerId')}, leased = true
               WHERE task_id = ${param('taskId')} AND ${isOpen} AND ${isLive}
-                AND (runner_id IS NULL OR runner_id = ${param('runnerId')}::text) AND ${withinLockTimeout(param('lockTimeout'))}
+                AND ${leaseAllows(param('runnerId'))} AND ${withinLockTimeout(param('lockTimeout'))}
              RETURNING task_id)
       INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at, task_synced)
       SELECT task_id, ${param('runnerId')}, ${deadline(param('leaseMs'))}, now(), true FROM taken

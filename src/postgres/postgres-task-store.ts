@@ -147,8 +147,7 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
   }
 
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
-    const { taskId, token } = await this.create(input, null);
-    return { taskId, token };
+    return this.create(input, null).then(({ taskId, token }) => ({ taskId, token }));
   }
 
   async taskOwner(taskId: string): Promise<{ owner: string | null } | null> {
