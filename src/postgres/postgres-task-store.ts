@@ -50,7 +50,7 @@ import { StoreTelemetry } from './telemetry.js';
 import { notificationChannel } from './schema-name.js';
 import { storeDatabase, type StoreDatabase, type TaskDatabase } from './tables.js';
 import { toSnapshot, toTaskObject } from './task-rows.js';
-import { listPage, taskStatements, type TaskStatements } from './task-statements.js';
+import { listPage, taskStatements, type NewTask, type TaskStatements, type TimeLeft } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';
 import { PostgresTaskChanges } from './task-changes.js';
 import type { TaskChangeFeed, TaskWatch } from '../contract/task-changes.js';
@@ -98,7 +98,7 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
     this.inputRequests = new InputRequestProtocol(this.database, this.statements, this.maxPayloadBytes, (id, status) =>
       this.transitioned(id, status),
     );
-    this.retention = new RetentionEnforcer(this.database, this.statements, settings.maxTasksPerOwner);
+    this.retention = new RetentionEnforcer(this.database, settings.maxTasksPerOwner);
     this.listener = listenerFor(settings.listen, this.pool, notificationChannel(this.schema));
     const watching = { db: this.database.db, statements: this.statements, listener: this.listener, gate, backstopPollMs: settings.backstopPollMs };
     this.watcher = new TaskWatcher({ ...watching, failure: (error) => this.calls.failure(error) });
@@ -107,7 +107,8 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
     this.reaper.onPass((outcome, durationMs) => this.telemetry.reaperPassed(outcome, durationMs));
     const leaseHost = { store: this, database: this.database, calls: this.calls, telemetry: this.telemetry };
     const rescueFailed = (taskIds: string[]) => taskIds.forEach((id) => this.transitioned(id, 'failed'));
-    const createLeased: LeaseHost['createLeased'] = (input, lease) => this.create(input, lease);
+    const createLeased: LeaseHost['createLeased'] = (input, lease) =>
+      this.create(input, (db, task) => this.statements.insertLeased.execute(db, { ...task, ...lease })).then(({ row, ...created }) => ({ ...created, task: toTaskObject(row) }));
     this.leases = new PostgresLeases({ ...leaseHost, createLeased, rescueFailed }, settings.leases, settings.reaper !== false);
     this.listener?.onStateChange((change) => this.telemetry.listenerChanged(change));
     this.listener?.start();
@@ -147,7 +148,7 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
   }
 
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
-    return this.create(input, null).then(({ taskId, token }) => ({ taskId, token }));
+    return this.create(input, (db, task) => this.statements.insert.execute(db, task)).then(({ taskId, token }) => ({ taskId, token }));
   }
 
   async taskOwner(taskId: string): Promise<{ owner: string | null } | null> {
@@ -335,26 +336,24 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
     await this.releasePool();
   }
 
-  /** createTask, leased to `lease` in the same statement when given. */
-  private create(input: CreateTaskInput, lease: { runnerId: string; leaseMs: number } | null) {
+  /** createTask by `insert`, the statement that writes the task (and its lease, for a runner). */
+  private create<R extends TimeLeft>(input: CreateTaskInput, insert: (db: StoreDatabase['db'], task: NewTask) => Promise<{ rows: R[] }>) {
     return this.calls.run(async () => {
       const parsed = validate.createTask(input);
       const argumentsJson = checkedPayload('arguments', parsed.arguments ?? null, this.maxPayloadBytes).json;
       const taskId = generateTaskId();
-      const row = await this.retention.insert(
-        {
-          taskId,
-          owner: parsed.owner ?? null,
-          toolName: parsed.toolName,
-          argumentsJson,
-          statusMessage: statusMessages.created,
-          ttlMs: parsed.ttlMs === undefined ? this.defaultTtlMs : parsed.ttlMs,
-          pollIntervalMs: parsed.pollIntervalMs ?? null,
-        },
-        lease,
-      );
+      const task: NewTask = {
+        taskId,
+        owner: parsed.owner ?? null,
+        toolName: parsed.toolName,
+        argumentsJson,
+        statusMessage: statusMessages.created,
+        ttlMs: parsed.ttlMs === undefined ? this.defaultTtlMs : parsed.ttlMs,
+        pollIntervalMs: parsed.pollIntervalMs ?? null,
+      };
+      const row = await this.retention.insert(task, (db) => insert(db, task));
       this.telemetry.transitioned('working');
-      return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry), task: toTaskObject(row) };
+      return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry), row };
     });
   }
 

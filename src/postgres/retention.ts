@@ -11,7 +11,7 @@ import { endingLeases, leaseAllows } from './lease-statements.js';
 import type { StoreDatabase } from './tables.js';
 import { COUNT_CHANGED, recordingTransition, TRANSITION_COLUMNS, type Changed } from './task-history.js';
 import { isLive, isOpen, withinLockTimeout } from './task-rows.js';
-import type { Inserted, NewTask, TaskStatements } from './task-statements.js';
+import type { NewTask } from './task-statements.js';
 
 function retentionStatements(database: StoreDatabase) {
   const { db, tables } = database;
@@ -51,7 +51,6 @@ export class RetentionEnforcer {
 
   constructor(
     private readonly database: StoreDatabase,
-    private readonly taskStatements: TaskStatements,
     /** null: no quota. */
     private readonly maxTasksPerOwner: number | null,
   ) {
@@ -59,13 +58,11 @@ export class RetentionEnforcer {
   }
 
   /**
-   * Inserts the task, leased to `lease` when given: one statement, or with a quota, a transaction
-   * that checks it first.
+   * Inserts the task by `inserting` (the statement that writes it, and its lease if any): one
+   * statement, or with a quota, a transaction that checks it first.
    */
-  async insert(task: NewTask, lease: { runnerId: string; leaseMs: number } | null): Promise<Inserted> {
+  async insert<R>(task: NewTask, inserting: (db: StoreDatabase['db']) => Promise<{ rows: R[] }>): Promise<R> {
     const max = this.maxTasksPerOwner;
-    const inserting = (db: StoreDatabase['db']) =>
-      lease ? this.taskStatements.insertLeased.execute(db, { ...task, ...lease }) : this.taskStatements.insert.execute(db, task);
     if (max === null) return (await inserting(this.database.db)).rows[0]!;
     return this.database.db.transaction().execute(async (trx) => {
       const lockName = `${this.database.schema} owner ${JSON.stringify(task.owner)}`;

@@ -47,10 +47,7 @@ type ByIds = { taskIds: string[] };
  * its runner only. Null for a client's call (an answer), which any instance records.
  */
 type Runner = { runnerId: string | null };
-type TimeLeft = { ms_until_expiry: number | null };
-/** A created task, and the time left before it expires. */
-export type Inserted = TaskObjectRow & TimeLeft;
-const insertedColumns = sql`${sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column)))}, ms_until_expiry`;
+export type TimeLeft = { ms_until_expiry: number | null };
 
 export function taskStatements(database: StoreDatabase) {
   const { db, tables } = database;
@@ -68,14 +65,17 @@ export function taskStatements(database: StoreDatabase) {
     RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta, ${msUntilExpiry}`;
   return {
     /** createdAt is kept to the millisecond, as the wire format shows it. */
-    insert: compileQuery<NewTask, Inserted>(db, (param) => recordingTransition(database, inserting(param, null), insertedColumns)),
+    insert: compileQuery<NewTask, TimeLeft>(db, (param) => recordingTransition(database, inserting(param, null), sql`ms_until_expiry`)),
 
-    /** `insert`, with the lease of the instance that will run the task, in the same statement. */
-    insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, Inserted>(db, (param) =>
+    /**
+     * `insert`, with the lease of the instance that will run the task, in the same statement; it
+     * returns the task as created, which the runner would otherwise read back.
+     */
+    insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, TaskObjectRow & TimeLeft>(db, (param) =>
       recordingTransition(
         database,
         inserting(param, param('runnerId')),
-        insertedColumns,
+        sql`${sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column)))}, ms_until_expiry`,
         sql`leased AS (
               INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at, task_synced)
               SELECT task_id, ${param('runnerId')}, now() + ${param('leaseMs')}::float8 * interval '1 millisecond', now(), true
