@@ -26,6 +26,7 @@ import {
 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { z } from 'zod';
 import { isTerminal, type InputRequests, type InputResponses, type TaskOwner, type TaskStore } from '../contract/types.js';
+import { createTaskToRun } from '../contract/leases.js';
 import {
   authorizeTask,
   declaresTasks,
@@ -187,7 +188,8 @@ export class TaskRouter {
     }
 
     const ttlMs = tool.ttlMs !== undefined ? tool.ttlMs : this.ttlMs;
-    const { taskId, token, task } = await this.runner.createTask({
+    // Leased to this instance when the store has leases, since the task runs here.
+    const { taskId, token, task } = await createTaskToRun(this.store, {
       toolName: tool.name,
       arguments: args,
       owner: principal,

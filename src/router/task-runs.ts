@@ -21,8 +21,8 @@ import { InputRequestsV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { ProtocolError, isInputRequiredResult } from '@modelcontextprotocol/server';
 import type { CancellationToken } from '../contract/cancellation.js';
 import { TaskStoreError } from '../contract/errors.js';
-import { createTaskToRun, offersLeases, type ResumeRequest } from '../contract/leases.js';
-import type { CallToolResult, CreateTaskInput, InputRequests, InputResponses, JsonRpcError, TaskOwner, TaskStore } from '../contract/types.js';
+import { offersLeases, type ResumeRequest } from '../contract/leases.js';
+import type { CallToolResult, InputRequests, InputResponses, JsonRpcError, TaskOwner, TaskStore } from '../contract/types.js';
 import { missingInputCapabilities } from './input-capabilities.js';
 import type { RegisteredTool, ResumedRun, ToolCallContext, ToolOutcome } from './tools.js';
 
@@ -49,11 +49,6 @@ export class TaskRunner {
   /** Starts a round in the background; `drain()` waits for every round still running. */
   start(run: TaskRun): void {
     void this.track(run);
-  }
-
-  /** Creates a tool's task, leased to this instance when the store has leases, since it runs here. */
-  createTask(input: CreateTaskInput): ReturnType<typeof createTaskToRun> {
-    return createTaskToRun(this.store, input);
   }
 
   /**
