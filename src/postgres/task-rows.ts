@@ -68,3 +68,19 @@ export interface TaskState {
   cancel_requested: boolean;
   ms_until_expiry: number | null;
 }
+
+/** The snapshot's columns beyond the task id and status, which every watched state has. */
+export const SETTLED_ONLY_COLUMNS = [
+  'status_message',
+  'created_at',
+  'last_updated_at',
+  'ttl_ms',
+  'poll_interval_ms',
+  'meta',
+  'result',
+  'error',
+] as const satisfies readonly (keyof SnapshotRow)[];
+
+/** A watched state; a settled task that someone waits for comes with its snapshot. */
+export type WatchedState = TaskState &
+  ({ settled: false } | ({ settled: true } & Omit<SnapshotRow, 'task_id' | 'status'>));

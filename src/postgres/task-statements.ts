@@ -25,7 +25,9 @@ import {
   withinLockTimeout,
   type SnapshotRow,
   type TaskObjectRow,
+  SETTLED_ONLY_COLUMNS,
   type TaskState,
+  type WatchedState,
 } from './task-rows.js';
 
 export interface NewTask {
@@ -261,14 +263,24 @@ export function taskStatements(database: StoreDatabase) {
       SELECT task_id, NULL, true, false, NULL
         FROM ${tables.tombstones} WHERE task_id = ANY(${param('taskIds')}::text[])`),
 
-    terminalSnapshots: compileQuery<ByIds, SnapshotRow>(db, (param) =>
-      db
-        .selectFrom('tasks')
-        .select(snapshotColumns)
-        .where('task_id', '=', sql<string>`ANY(${param('taskIds')}::text[])`)
-        .where(sql<boolean>`NOT ${isOpen}`)
-        .where(isLive),
-    ),
+    /**
+     * `states`, for the watcher: a task that settled and is waited for (`waitedIds`) comes with its
+     * snapshot, read in the same statement, so one round trip wakes its waiters.
+     */
+    watchedStates: compileQuery<ByIds & { waitedIds: string[] }, WatchedState>(db, (param) => {
+      const settledColumns = sql.join(SETTLED_ONLY_COLUMNS.map((column) => sql.ref(`settled.${column}`)));
+      return sql`
+      SELECT t.task_id, t.status, NOT ${isLive} AS expired, t.cancel_requested_at IS NOT NULL AS cancel_requested,
+             ${msUntilExpiry}, settled.task_id IS NOT NULL AS settled, ${settledColumns}
+        FROM ${tables.tasks} AS t
+        LEFT JOIN LATERAL (
+          SELECT ${sql.join(['task_id', ...SETTLED_ONLY_COLUMNS].map((column) => sql.ref(`t.${column}`)))}
+           WHERE t.task_id = ANY(${param('waitedIds')}::text[]) AND NOT ${isOpen} AND ${isLive}) AS settled ON true
+       WHERE t.task_id = ANY(${param('taskIds')}::text[])
+      UNION ALL
+      SELECT task_id, NULL, true, false, NULL, false, ${sql.join(SETTLED_ONLY_COLUMNS.map(() => sql`NULL`))}
+        FROM ${tables.tombstones} WHERE task_id = ANY(${param('taskIds')}::text[])`;
+    }),
   };
 }
 

@@ -12,20 +12,20 @@ import { CancellationSource, type CancellationToken } from '../contract/cancella
 import { closedWhileWaiting } from '../contract/errors.js';
 import { cloneJson } from '../contract/json.js';
 import { DeadlineQueue, type CancelDeadline } from '../contract/timers.js';
-import { isTerminal, type TaskSnapshot } from '../contract/types.js';
+import type { TaskSnapshot } from '../contract/types.js';
 import { isServerUnavailable, isSessionLost } from './backend-error.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskGate } from './task-gate.js';
 import { parseTaskEvent } from './task-events.js';
-import { toSnapshot, type TaskState } from './task-rows.js';
+import { toSnapshot, type WatchedState } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
 
 /** How soon a wait whose flag was lost with the connection tries again. */
 const REFLAG_DELAY_MS = 250;
 
 export interface TaskWatcherOptions {
-  statements: Pick<TaskStatements, 'markAwaited' | 'markAwaitedUnlessLocked' | 'states' | 'terminalSnapshots'>;
-  db: Parameters<TaskStatements['states']['execute']>[0];
+  statements: Pick<TaskStatements, 'markAwaited' | 'markAwaitedUnlessLocked' | 'watchedStates'>;
+  db: Parameters<TaskStatements['watchedStates']['execute']>[0];
   listener: NotificationListener | null;
   /** Flagging a task awaited is an UPDATE: it waits its turn for the row like every write. */
   gate: TaskGate;
@@ -307,11 +307,10 @@ export class TaskWatcher {
   }
 
   private async reread(taskIds: string[]): Promise<void> {
-    const waited = taskIds.filter((id) => this.waiters.has(id));
-    let states: Map<string, TaskState>;
-    let snapshots: Map<string, TaskSnapshot>;
+    let states: WatchedState[];
     try {
-      [states, snapshots] = await Promise.all([this.readStates(taskIds), this.readTerminalSnapshots(waited)]);
+      const waitedIds = taskIds.filter((id) => this.waiters.has(id));
+      ({ rows: states } = await this.statements.watchedStates.execute(this.db, { taskIds, waitedIds }));
     } catch {
       // The database is unreachable: the poll (or the next notification) tries again.
       this.rereadFailing = true;
@@ -319,8 +318,9 @@ export class TaskWatcher {
       return;
     }
     this.rereadFailing = false;
+    const byId = new Map(states.map((state) => [state.task_id, state]));
     for (const taskId of taskIds) {
-      const state = states.get(taskId);
+      const state = byId.get(taskId);
       if (!state) {
         // Discarded, or purged: nothing left to wait for, and a token with no task is forgotten.
         this.tokens.delete(taskId);
@@ -335,26 +335,12 @@ export class TaskWatcher {
         continue;
       }
       if (state.cancel_requested) this.raiseToken(taskId, 'cancelled');
-      if (state.status && isTerminal(state.status)) {
-        const snapshot = snapshots.get(taskId);
-        if (snapshot) this.resolveWaiters(taskId, snapshot);
-        else if (this.waiters.has(taskId)) this.recheck(taskId); // settled after the first read
-      }
+      // A wait begun after this read started is read again once its flag is set.
+      if (state.settled) this.resolveWaiters(taskId, toSnapshot({ ...state, status: state.status! }));
       if (this.isWatching(taskId)) this.armDeadline(taskId, state.ms_until_expiry);
       else this.clearDeadline(taskId);
     }
     this.updatePolling();
-  }
-
-  private async readStates(taskIds: string[]): Promise<Map<string, TaskState>> {
-    const { rows } = await this.statements.states.execute(this.db, { taskIds });
-    return new Map(rows.map((row) => [row.task_id, row]));
-  }
-
-  private async readTerminalSnapshots(taskIds: string[]): Promise<Map<string, TaskSnapshot>> {
-    if (taskIds.length === 0) return new Map();
-    const { rows } = await this.statements.terminalSnapshots.execute(this.db, { taskIds });
-    return new Map(rows.map((row) => [row.task_id, toSnapshot(row)]));
   }
 
   /**
