@@ -1,6 +1,7 @@
 /**
  * The database handle the SDK integration's PostgreSQL classes share: a caller's pool or one they
- * own, a Kysely instance for the `sql` template, and database failures turned into `backend` errors
+ * own, a Kysely instance for the `sql` template and for compiled statements (which skip Kysely's
+ * executor, as the store's do: compiled-query.ts), and database failures turned into `backend` errors
  * without credentials, as the task store reports them.
  */
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
@@ -9,7 +10,8 @@ import { TaskStoreError } from '../contract/errors.js';
 import { parseOptions } from '../contract/options.js';
 import { toBackendError } from '../postgres/backend-error.js';
 import { connectionOptionsSchema } from '../postgres/connection-options.js';
-import { createPool, dialectPool, guardPool } from '../postgres/pool.js';
+import { runCompiledDirectly } from '../postgres/compiled-query.js';
+import { createPool, guardPool, storeConnections } from '../postgres/pool.js';
 import { DEFAULT_SCHEMA } from '../postgres/schema-name.js';
 
 export interface PostgresConnectionOptions {
@@ -42,7 +44,10 @@ export class PostgresConnection {
     this.pool = options.pool ?? createPool(options.connectionString, poolSize);
     const stopGuarding = options.pool ? guardPool(options.pool) : null;
     this.releasePool = stopGuarding ? async () => stopGuarding() : () => this.pool.end();
-    this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: dialectPool(this.pool, { preparedStatements: false }) }) });
+    // Unnamed statements: these classes have no option for PgBouncer in transaction mode.
+    const connections = storeConnections(this.pool, { preparedStatements: false });
+    this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: connections.dialect }) });
+    runCompiledDirectly(this.db, connections.direct);
   }
 
   /** `<schema>.<name>`, quoted. */

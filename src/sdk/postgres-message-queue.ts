@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { invalidInput, readingThrew, TaskStoreError } from '../contract/errors.js';
 import { parse } from '../contract/validation.js';
 import { parseOptions } from '../contract/options.js';
+import { compileQuery } from '../postgres/compiled-query.js';
 import { connectionFields, listenSchema, requiringConnection } from '../postgres/connection-options.js';
 import { listenerFor, type NotificationListener } from '../postgres/listener.js';
 import { notificationChannel } from '../postgres/schema-name.js';
@@ -38,6 +39,42 @@ const sessionSchema = z.string().optional();
 const messageQueueOptionsSchema = requiringConnection(z.strictObject({ ...connectionFields, listen: listenSchema.optional() }));
 const maxSizeSchema = z.number().int().min(0).optional();
 
+/**
+ * The queue's statements, compiled once per queue. A null session is the queue of messages sent
+ * outside any session, matched by `IS NOT DISTINCT FROM`: one statement for both.
+ */
+function queueStatements(c: PostgresConnection, channel: string) {
+  type Queue = { taskId: string; sessionId: string | null };
+  const inQueue = (param: (name: keyof Queue) => unknown) =>
+    sql`task_id = ${param('taskId')} AND session_id IS NOT DISTINCT FROM ${param('sessionId')}::text`;
+  return {
+    append: compileQuery<Queue & { json: string }, { queued: unknown }>(c.db, (param) => sql`
+      WITH queued AS (
+        INSERT INTO ${c.table('task_messages')} (task_id, session_id, message)
+        SELECT task_id, ${param('sessionId')}::text, ${param('json')}::jsonb
+          FROM ${c.table('tasks')}
+         WHERE task_id = ${param('taskId')} AND (expires_at IS NULL OR expires_at > now())
+           FOR KEY SHARE -- the task row stays until this commits (migration 0006)
+        RETURNING task_id)
+      SELECT pg_notify(${channel}, ${NOTIFY_PREFIX} || task_id) AS queued FROM queued`),
+    size: compileQuery<Queue, { size: number }>(c.db, (param) => sql`
+      SELECT count(*)::int AS size FROM ${c.table('task_messages')} WHERE ${inQueue(param)}`),
+    takeOldest: compileQuery<Queue, { message: QueuedMessage }>(c.db, (param) => sql`
+      DELETE FROM ${c.table('task_messages')}
+       WHERE position = (
+         SELECT position FROM ${c.table('task_messages')}
+          WHERE ${inQueue(param)}
+          ORDER BY position LIMIT 1
+            FOR UPDATE SKIP LOCKED)
+      RETURNING message`),
+    takeAll: compileQuery<Queue, { message: QueuedMessage }>(c.db, (param) => sql`
+      WITH taken AS (
+        DELETE FROM ${c.table('task_messages')} WHERE ${inQueue(param)}
+        RETURNING position, message)
+      SELECT message FROM taken ORDER BY position`),
+  };
+}
+
 interface Waiter {
   taskId: string;
   sessionId: string | undefined;
@@ -47,6 +84,7 @@ interface Waiter {
 export class PostgresTaskMessageQueue implements TaskMessageQueue {
   private readonly connection: PostgresConnection;
   private readonly channel: string;
+  private readonly statements: ReturnType<typeof queueStatements>;
   private readonly listener: NotificationListener | null;
   private readonly waiters = new Set<Waiter>();
   private pollTimer: NodeJS.Timeout | null = null;
@@ -56,6 +94,7 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
     const parsed = parseOptions(messageQueueOptionsSchema, options);
     this.connection = new PostgresConnection(parsed, 4);
     this.channel = notificationChannel(this.connection.schema);
+    this.statements = queueStatements(this.connection, this.channel);
     this.listener = listenerFor(parsed.listen, this.connection.pool, this.channel);
     this.listener?.onNotification((payload) => {
       if (!payload.startsWith(NOTIFY_PREFIX)) return;
@@ -84,18 +123,11 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
     const parsed = parse(queuedMessageSchema, message, 'message');
     const session = parse(sessionSchema, sessionId, 'sessionId');
     const limit = parse(maxSizeSchema, maxSize, 'maxSize');
+    const queue = { taskId, sessionId: session ?? null };
     const json = serialized(parsed);
     const c = this.connection;
     const append = async (db: Transaction<unknown> | typeof c.db) => {
-      const { rows } = await sql`
-        WITH queued AS (
-          INSERT INTO ${c.table('task_messages')} (task_id, session_id, message)
-          SELECT task_id, ${session ?? null}, ${json}::jsonb
-            FROM ${c.table('tasks')}
-           WHERE task_id = ${taskId} AND (expires_at IS NULL OR expires_at > now())
-             FOR KEY SHARE -- the task row stays until this commits (migration 0006)
-          RETURNING task_id)
-        SELECT pg_notify(${this.channel}, ${NOTIFY_PREFIX} || task_id) FROM queued`.execute(db);
+      const { rows } = await this.statements.append.execute(db, { ...queue, json });
       if (rows.length === 0) throw unknownTask(taskId);
     };
     await c.run(async () => {
@@ -103,9 +135,7 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
       await c.db.transaction().execute(async (trx) => {
         const lockKey = `${c.schema} messages ${queueKey(taskId, session)}`;
         await sql`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`.execute(trx);
-        const { rows } = await sql<{ size: number }>`
-          SELECT count(*)::int AS size FROM ${c.table('task_messages')}
-           WHERE task_id = ${taskId} AND ${this.inSession(session)}`.execute(trx);
+        const { rows } = await this.statements.size.execute(trx, queue);
         const size = rows[0]!.size;
         if (size >= limit) {
           throw new TaskStoreError(
@@ -122,16 +152,7 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
   async dequeue(taskId: string, sessionId?: string): Promise<QueuedMessage | undefined> {
     const session = parse(sessionSchema, sessionId, 'sessionId');
     const c = this.connection;
-    const { rows } = await c.run(() =>
-      sql<{ message: QueuedMessage }>`
-        DELETE FROM ${c.table('task_messages')}
-         WHERE position = (
-           SELECT position FROM ${c.table('task_messages')}
-            WHERE task_id = ${taskId} AND ${this.inSession(session)}
-            ORDER BY position LIMIT 1
-              FOR UPDATE SKIP LOCKED)
-        RETURNING message`.execute(c.db),
-    );
+    const { rows } = await c.run(() => this.statements.takeOldest.execute(c.db, { taskId, sessionId: session ?? null }));
     return rows[0]?.message;
   }
 
@@ -139,14 +160,7 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
   async dequeueAll(taskId: string, sessionId?: string): Promise<QueuedMessage[]> {
     const session = parse(sessionSchema, sessionId, 'sessionId');
     const c = this.connection;
-    const { rows } = await c.run(() =>
-      sql<{ message: QueuedMessage }>`
-        WITH taken AS (
-          DELETE FROM ${c.table('task_messages')}
-           WHERE task_id = ${taskId} AND ${this.inSession(session)}
-          RETURNING position, message)
-        SELECT message FROM taken ORDER BY position`.execute(c.db),
-    );
+    const { rows } = await c.run(() => this.statements.takeAll.execute(c.db, { taskId, sessionId: session ?? null }));
     return rows.map((row) => row.message);
   }
 
@@ -178,10 +192,6 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
     for (const waiter of [...this.waiters]) waiter.wake();
     await this.listener?.close();
     await this.connection.close();
-  }
-
-  private inSession(session: string | undefined) {
-    return session === undefined ? sql<boolean>`session_id IS NULL` : sql<boolean>`session_id = ${session}`;
   }
 
   /** Wakes the waiters (all of them by default) whose queue is not empty. */
