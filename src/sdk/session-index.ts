@@ -7,6 +7,7 @@ import { comparePositions, decodeCursor, encodeCursor, type ListPosition } from 
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { parseOptions } from '../contract/options.js';
+import { compileQuery, type CompiledStatement } from '../postgres/compiled-query.js';
 import { connectionFields, requiringConnection } from '../postgres/connection-options.js';
 import { PostgresConnection, type PostgresConnectionOptions } from './postgres-connection.js';
 
@@ -78,21 +79,21 @@ const sessionIndexOptionsSchema = requiringConnection(z.strictObject(connectionF
  */
 export class PostgresSessionTaskIndex implements SessionTaskIndex {
   private readonly connection: PostgresConnection;
+  private readonly insert: CompiledStatement<{ taskId: string; sessionId: string; createdAt: string }, never>;
 
   /** Options are validated up front: a bad one throws `invalid_input` naming it. */
   constructor(options: PostgresConnectionOptions) {
-    this.connection = new PostgresConnection(parseOptions(sessionIndexOptionsSchema, options), 2);
+    const c = (this.connection = new PostgresConnection(parseOptions(sessionIndexOptionsSchema, options), 2));
+    // The share lock on the task row keeps it from being deleted until this commits, as a
+    // foreign key would (migration 0006): a task that is gone gets no row.
+    this.insert = compileQuery(c.db, (param) => sql<never>`
+      INSERT INTO ${c.table('task_sessions')} (task_id, session_id, created_at)
+      SELECT task_id, ${param('sessionId')}::text, ${param('createdAt')}::timestamptz FROM ${c.table('tasks')}
+       WHERE task_id = ${param('taskId')} FOR KEY SHARE`);
   }
 
   async add(taskId: string, sessionId: string, createdAt: string): Promise<void> {
-    const c = this.connection;
-    await c.run(() =>
-      // The share lock on the task row keeps it from being deleted until this commits, as a
-      // foreign key would (migration 0006): a task that is gone gets no row.
-      sql`INSERT INTO ${c.table('task_sessions')} (task_id, session_id, created_at)
-          SELECT task_id, ${sessionId}, ${createdAt}::timestamptz FROM ${c.table('tasks')}
-           WHERE task_id = ${taskId} FOR KEY SHARE`.execute(c.db),
-    );
+    await this.connection.run(() => this.insert.execute(this.connection.db, { taskId, sessionId, createdAt }));
   }
 
   async page(sessionId: string, cursor: string | undefined, limit: number): Promise<SessionTaskPage> {
