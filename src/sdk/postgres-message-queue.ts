@@ -87,6 +87,8 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
   private readonly statements: ReturnType<typeof queueStatements>;
   private readonly listener: NotificationListener | null;
   private readonly waiters = new Set<Waiter>();
+  /** Queues that a dequeue found empty in this turn of the event loop (see dequeueAll). */
+  private readonly foundEmpty = new Set<string>();
   private pollTimer: NodeJS.Timeout | null = null;
 
   /** Options are validated up front: a bad one throws `invalid_input` naming it. */
@@ -153,12 +155,19 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
     const session = parse(sessionSchema, sessionId, 'sessionId');
     const c = this.connection;
     const { rows } = await c.run(() => this.statements.takeOldest.execute(c.db, { taskId, sessionId: session ?? null }));
-    return rows[0]?.message;
+    const message = rows[0]?.message;
+    if (message === undefined) this.rememberEmpty(queueKey(taskId, session));
+    return message;
   }
 
-  /** Removes and returns every message for the task and session, oldest first. */
+  /**
+   * Removes and returns every message for the task and session, oldest first. The SDK clears a
+   * queue in the same turn of the event loop as the dequeue that found it empty (tasks/result): that
+   * answer stands, as if the clear had run with the dequeue, and costs no statement.
+   */
   async dequeueAll(taskId: string, sessionId?: string): Promise<QueuedMessage[]> {
     const session = parse(sessionSchema, sessionId, 'sessionId');
+    if (this.foundEmpty.delete(queueKey(taskId, session))) return [];
     const c = this.connection;
     const { rows } = await c.run(() => this.statements.takeAll.execute(c.db, { taskId, sessionId: session ?? null }));
     return rows.map((row) => row.message);
@@ -192,6 +201,11 @@ export class PostgresTaskMessageQueue implements TaskMessageQueue {
     for (const waiter of [...this.waiters]) waiter.wake();
     await this.listener?.close();
     await this.connection.close();
+  }
+
+  private rememberEmpty(key: string): void {
+    if (this.foundEmpty.size === 0) setImmediate(() => this.foundEmpty.clear());
+    this.foundEmpty.add(key);
   }
 
   /** Wakes the waiters (all of them by default) whose queue is not empty. */

@@ -8,6 +8,7 @@ import type { QueuedMessage } from '@modelcontextprotocol/sdk/experimental/tasks
 import { describe, expect, it } from 'vitest';
 import { TaskStoreError } from '../../src/index.js';
 import { PostgresTaskMessageQueue, type PostgresTaskMessageQueueOptions } from '../../src/sdk/index.js';
+import { countCheckouts } from '../support/pool-checkouts.js';
 import { usePostgresStores } from '../support/postgres-stores.js';
 import { stillPending, within } from '../support/time.js';
 
@@ -136,6 +137,30 @@ describe('durable, per task and session', () => {
     expect((await q.dequeue(taskId, 'session-a'))?.message).toMatchObject({ id: 1 });
     expect((await q.dequeue(taskId))?.message).toMatchObject({ id: 2 });
     await close();
+  });
+
+  it('clearing a queue in the same turn as a dequeue that found it empty costs no statement; a later clear looks', async () => {
+    const schema = await (sharedSchema ??= stores.schema());
+    const store = stores.open(schema);
+    const pool = stores.pool();
+    const q = new PostgresTaskMessageQueue({ pool, schema });
+    const { taskId } = await store.createTask({ toolName: 'queue-test' });
+    const statements = countCheckouts(pool);
+    // As the SDK's tasks/result does: drain, then clear once the task is terminal.
+    expect(await q.dequeue(taskId, 's')).toBeUndefined();
+    expect(await q.dequeueAll(taskId, 's')).toEqual([]);
+    expect(statements()).toBe(1);
+    // Once, for that queue only: a second clear looks, as does another session's.
+    expect(await q.dequeueAll(taskId, 's')).toEqual([]);
+    expect(await q.dequeue(taskId, 's')).toBeUndefined();
+    expect(await q.dequeueAll(taskId, 'other')).toEqual([]);
+    expect(statements()).toBe(4);
+    // A clear in a later turn looks, and finds what was queued meanwhile.
+    expect(await q.dequeue(taskId)).toBeUndefined();
+    await new Promise((resolve) => setImmediate(resolve));
+    await q.enqueue(taskId, request(2));
+    expect(await q.dequeueAll(taskId)).toHaveLength(1);
+    await q.close();
   });
 
   it('a message queued on one instance is dequeued on another', async () => {
