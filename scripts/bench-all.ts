@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
 import { openScriptDatabase } from './database.js';
 import { runGrowthBenchmark, type GrowthOptions } from './bench/growth.js';
+import { runIndexBenchmark, type IndexOptions } from './bench/indexes.js';
 import { runLifecycleBenchmark, type LifecycleOptions } from './bench/lifecycle.js';
 import { describeMachine } from './bench/machine.js';
 import { runMcpBenchmark, type McpOptions } from './bench/mcp.js';
@@ -26,6 +27,7 @@ interface Preset {
   wake: WakeOptions;
   mcp: McpOptions;
   growth: GrowthOptions;
+  indexes: IndexOptions;
   reaper: ReaperOptions;
   memory: MemoryOptions;
 }
@@ -36,6 +38,7 @@ const PRESETS: Record<string, Preset> = {
     wake: { tasks: 1000, pollers: 200 },
     mcp: { concurrencies: [1, 16], seconds: 3, rounds: 5, tasks: 200, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [1_000, 1_000_000], rounds: 5, operations: 200 },
+    indexes: { tasks: 1_000_000, rounds: 5, inserts: 2_000 },
     reaper: { rows: 1_000_000, pacings: [0, 1], seconds: 5, concurrency: 4 },
     memory: { waiters: 10_000, tokens: 10_000 },
   },
@@ -44,6 +47,7 @@ const PRESETS: Record<string, Preset> = {
     wake: { tasks: 300, pollers: 50 },
     mcp: { concurrencies: [1, 16], seconds: 1, rounds: 3, tasks: 50, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [1_000, 100_000], rounds: 3, operations: 100 },
+    indexes: { tasks: 100_000, rounds: 3, inserts: 1_000 },
     reaper: { rows: 100_000, pacings: [0, 1], seconds: 2, concurrency: 4 },
     memory: { waiters: 10_000, tokens: 10_000 },
   },
@@ -52,6 +56,7 @@ const PRESETS: Record<string, Preset> = {
     wake: { tasks: 20, pollers: 5 },
     mcp: { concurrencies: [1, 4], seconds: 0.3, rounds: 1, tasks: 8, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [100, 2_000], rounds: 1, operations: 10 },
+    indexes: { tasks: 2_000, rounds: 1, inserts: 20 },
     reaper: { rows: 2_000, pacings: [0, 1], seconds: 0.3, concurrency: 2 },
     memory: { waiters: 200, tokens: 200 },
   },
@@ -85,6 +90,7 @@ const runners: Runners = {
   mcp: (url) => runMcpBenchmark(url, preset.mcp),
   growth: (url) => runGrowthBenchmark(url, preset.growth),
   growthTenMillion: (url) => runGrowthBenchmark(url, { ...preset.growth, sizes: [...preset.growth.sizes, 10_000_000] }),
+  indexes: (url) => runIndexBenchmark(url, preset.indexes),
   reaper: (url) => runReaperBenchmark(url, preset.reaper),
   memory: (url) => runMemoryBenchmark(url, preset.memory),
 };

@@ -17,6 +17,7 @@ npm run bench            # lifecycles/s: store, memory store, pg-boss, floor at 
 npm run bench:mcp        # tool calls/s through the MCP server, and settle → tasks/result latency
 npm run bench:latency    # commit → wake across two instances, beside 1 s polling
 npm run bench:growth     # getTask, completeTask, listTasks with 1,000 and 1,000,000 tasks (--tenMillion)
+npm run bench:indexes    # each index of tasks, task_history, tombstones at 1,000,000 tasks: its plans, its cost
 npm run bench:reaper     # the reaper on a 1,000,000-row backlog, with live p99 during it
 npm run bench:memory     # memory and connections of 10,000 waiters and 10,000 tokens
 npm run bench:versions -- --commits=eef8d55,HEAD   # the store at several commits against the floor, in one run
@@ -84,6 +85,16 @@ same server: \`--tenMillion\` (about 25 minutes, most of it the bulk load). It i
 run above because the 10,000,000-task table takes the cache from the smaller ones: the ratios at
 1,000,000 here are not those of a server holding a million tasks, and the 1,000,000 targets are
 read from the run above.`,
+
+  indexes: `Why each index of the hot tables is there, on the mix of the growth run at 1,000,000
+tasks. The store's calls (and one reaper pass, with short retention windows so that it purges
+too) run for real, and each statement they send is first run under \`EXPLAIN (ANALYZE, BUFFERS)\`
+and rolled back: "read by" lists the calls whose plans read the index, with the statement's time
+on that data. What an index costs is measured on the creation statement (its history row
+included), run 2,000 times on the server in a transaction that drops the index, against the same
+with every index, all rolled back: the WAL it adds to each created task is exact; the time is
+given for the four indexes that back no constraint together, as one alone is below the timing's
+noise.`,
 
   reaper: `A backlog of expired tasks (the same mix, every row past its deadline) is reaped by one store
 instance's automatic reaper (default batch size; its first pass, which drains the whole backlog)

@@ -228,6 +228,30 @@ function reaperSection(results: BenchResults): string[] {
   ];
 }
 
+function indexesSection(results: BenchResults): string[] {
+  const section = results.sections.indexes;
+  if (!section) return ['Not measured yet.'];
+  const { indexes, creation, load } = section.result;
+  const rows = indexes.map((index) => [
+    `\`${index.table}.${index.index}\``,
+    `\`${index.definition}\``,
+    `${index.sizeMb.toFixed(1)} MB`,
+    index.constraint ? 'its constraint' : index.walBytesPerTask === null ? '–' : `${index.walBytesPerTask.toFixed(0)} B`,
+    index.usedBy.length === 0 ? 'none of the calls' : index.usedBy.map((use) => `${use.call} (${use.node}, ${use.executionMs.toFixed(2)} ms)`).join('; '),
+  ]);
+  return [
+    provenance(section),
+    '',
+    `${n(load.tasks)} tasks, ${n(load.history)} history rows, ${n(load.tombstones)} tombstones.`,
+    '',
+    table(['index', 'on', 'size', 'WAL per created task', 'read by (plan node, statement time)'], rows),
+    '',
+    `A created task on the server: ${creation.withThem.us.toFixed(1)} µs and ${n(Math.round(creation.withThem.walBytes))} B of WAL ` +
+      `with every index; ${creation.without.us.toFixed(1)} µs and ${n(Math.round(creation.without.walBytes))} B without the ones that ` +
+      'back no constraint.',
+  ];
+}
+
 function memorySection(results: BenchResults): string[] {
   const section = results.sections.memory;
   if (!section) return ['Not measured yet.'];
@@ -308,6 +332,12 @@ export function writeReport(results: BenchResults, paths: ReportPaths): void {
     MEANINGS.growthTenMillion,
     '',
     ...growthSection(results.sections.growthTenMillion),
+    '',
+    '## Indexes at 1,000,000 tasks: what reads each, what each costs',
+    '',
+    MEANINGS.indexes,
+    '',
+    ...indexesSection(results),
     '',
     '## The reaper on a backlog',
     '',

@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { GrowthResult } from './growth.js';
+import type { IndexResult } from './indexes.js';
 import type { LifecycleResult } from './lifecycle.js';
 import type { Machine } from './machine.js';
 import type { McpResult } from './mcp.js';
@@ -30,12 +31,13 @@ export interface BenchSections {
    * the smaller ones lose their share of the cache, so their figures belong to this run only.
    */
   growthTenMillion: Section<GrowthResult>;
+  indexes: Section<IndexResult>;
   reaper: Section<ReaperResult>;
   memory: Section<MemoryResult>;
 }
 
 export type SectionName = keyof BenchSections;
-export const SECTION_NAMES: SectionName[] = ['lifecycle', 'wake', 'mcp', 'growth', 'growthTenMillion', 'reaper', 'memory'];
+export const SECTION_NAMES: SectionName[] = ['lifecycle', 'wake', 'mcp', 'growth', 'growthTenMillion', 'indexes', 'reaper', 'memory'];
 /** What `npm run bench:all` runs unless told otherwise: all but the opt-in 10,000,000-task run. */
 export const DEFAULT_SECTIONS: SectionName[] = SECTION_NAMES.filter((name) => name !== 'growthTenMillion');
 
