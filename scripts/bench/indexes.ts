@@ -10,7 +10,7 @@
 import pg from 'pg';
 import { migrate, PostgresTaskStore } from '../../src/index.js';
 import { median, scriptPool } from '../support.js';
-import { loadTaskMix, type LoadedRows } from './task-mix.js';
+import { drawnOwner, loadTaskMix, ownerCount, type LoadedRows } from './task-mix.js';
 
 export interface IndexOptions {
   tasks: number;
@@ -209,9 +209,12 @@ async function hotIndexes(pool: pg.Pool): Promise<IndexRow[]> {
 /**
  * What the indexes that back no constraint cost a created task: the creation statement (with its
  * history row) run `inserts` times on the server, in a transaction that first drops one of them,
- * or all, against the same with every index, all rolled back. Per index: the WAL it adds (exact).
- * For all of them together, the time too (the median of rounds that alternate which goes first,
- * after a VACUUM of what the last ones left): one index alone is below the noise of the timing.
+ * or all, against the same with every index, all rolled back, each run right after a CHECKPOINT.
+ * The tasks have ids that sort after every other, so the primary key's inserts all go to its last
+ * page and its full-page images are the same few in every run; their owners are drawn as the mix
+ * draws them. Per index: the WAL it adds, full-page images of the pages it touches included. For
+ * all of them together, the time too (the median of rounds that alternate which goes first): one
+ * index alone is below the noise of the timing.
  */
 async function insertCosts(pool: pg.Pool, store: PostgresTaskStore, indexes: IndexRow[], options: IndexOptions): Promise<InsertCosts> {
   const statement = await creationStatement(store);
@@ -220,12 +223,14 @@ async function insertCosts(pool: pg.Pool, store: PostgresTaskStore, indexes: Ind
   const insertLoop = `DO $loop$ BEGIN
     FOR i IN 1..${options.inserts} LOOP
       EXECUTE ${pg.escapeLiteral(statement.text)}
-        USING md5(i || ' ' || clock_timestamp()), ${statement.values.slice(1).map(literal).join(', ')};
+        USING 'ffffffff' || lpad(to_hex(i), 24, '0'), ${drawnOwner(String(ownerCount({ tasks: options.tasks })), 'random()')},
+              ${statement.values.slice(2).map(literal).join(', ')};
     END LOOP;
   END $loop$`;
   const client = await pool.connect();
   const insertsDropping = async (dropping: string[]): Promise<InsertCost> => {
     await client.query(`VACUUM ${SCHEMA}.tasks, ${SCHEMA}.task_history`);
+    await client.query('CHECKPOINT');
     await client.query('BEGIN');
     try {
       for (const index of dropping) await client.query(`DROP INDEX ${SCHEMA}.${index}`);

@@ -91,10 +91,11 @@ tasks. The store's calls (and one reaper pass, with short retention windows so t
 too) run for real, and each statement they send is first run under \`EXPLAIN (ANALYZE, BUFFERS)\`
 and rolled back: "read by" lists the calls whose plans read the index, with the statement's time
 on that data. What an index costs is measured on the creation statement (its history row
-included), run 2,000 times on the server in a transaction that drops the index, against the same
-with every index, all rolled back: the WAL it adds to each created task is exact; the time is
-given for the four indexes that back no constraint together, as one alone is below the timing's
-noise.`,
+included), run 2,000 times on the server right after a \`CHECKPOINT\`, in a transaction that drops
+the index, against the same with every index, all rolled back; the owners are drawn as in the mix.
+The WAL an index adds includes the full pages it writes for the first change of each page after
+the checkpoint, which is where an index whose inserts scatter over it costs most. The time is given
+for the indexes that back no constraint together, as one alone is below the timing's noise.`,
 
   reaper: `A backlog of expired tasks (the same mix, every row past its deadline) is reaped by one store
 instance's automatic reaper (default batch size; its first pass, which drains the whole backlog)

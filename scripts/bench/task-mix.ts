@@ -26,6 +26,14 @@ export interface LoadedRows {
 
 const CHUNK = 200_000;
 
+/** Owners the mix spreads its tasks over. */
+export function ownerCount(mix: TaskMix): number {
+  return Math.max(1, Math.round(mix.tasks / (mix.tasksPerOwner ?? 100)));
+}
+
+/** SQL for one owner drawn as the mix draws them (skewed: a few own many), from `random` in [0, 1). */
+export const drawnOwner = (owners: string, random: string) => `'owner-' || floor(${owners} * ${random} ^ 3)::int`;
+
 /**
  * Status by share: completed 55 %, failed 10 %, cancelled 5 %, working 20 %, input_required 10 %.
  * A third of the finished tasks went through one round of input (two more history rows, an
@@ -40,7 +48,7 @@ function chunkStatement(schema: string): string {
         FROM generate_series($1::int, $2::int) AS i
     ), shaped AS (
       SELECT md5('task ' || i) AS task_id,
-             CASE WHEN r_owner < 0.1 THEN NULL ELSE 'owner-' || floor($4::int * r_size ^ 3)::int END AS owner,
+             CASE WHEN r_owner < 0.1 THEN NULL ELSE ${drawnOwner('$4::int', 'r_size')} END AS owner,
              CASE WHEN r_status < 0.55 THEN 'completed' WHEN r_status < 0.65 THEN 'failed'
                   WHEN r_status < 0.70 THEN 'cancelled' WHEN r_status < 0.90 THEN 'working'
                   ELSE 'input_required' END AS status,
@@ -115,7 +123,7 @@ export async function loadTaskMix(
   onProgress?: (loaded: number) => void,
 ): Promise<LoadedRows> {
   const startedAt = performance.now();
-  const owners = Math.max(1, Math.round(mix.tasks / (mix.tasksPerOwner ?? 100)));
+  const owners = ownerCount(mix);
   const totals: LoadedRows = { tasks: 0, history: 0, inputRequests: 0, tombstones: 0, seconds: 0 };
   const statement = chunkStatement(schema);
   for (let first = 1; first <= mix.tasks; first += CHUNK) {
