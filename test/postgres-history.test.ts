@@ -222,6 +222,28 @@ describe('the reaper’s history phase', () => {
   });
 });
 
+describe('the history phase, batch after batch', () => {
+  test('takes every gone timeline when creations tie at a batch boundary and live tasks lie among them', async () => {
+    const schema = await freshSchema();
+    const store = await openStore(schema, { historyRetentionMs: HOUR_MS, batchSize: 2 });
+    const live = [];
+    for (let i = 0; i < 3; i++) live.push((await store.createTask({ toolName: 'live', ttlMs: null })).taskId);
+    const dead = await insertDeadTimelines(schema, 5, 2 * HOUR_MS);
+    const later = await insertDeadTimelines(schema, 2, 2 * HOUR_MS);
+    // Every creation at one instant, but the last two gone ones a second later.
+    await resources.admin.query(
+      `UPDATE ${schema}.task_history SET at = date_trunc('second', now()) - interval '2 hours' + CASE WHEN task_id = ANY($1) THEN interval '1 second' ELSE interval '0' END
+        WHERE from_status IS NULL`,
+      [later],
+    );
+
+    // Batches of 2, 2, 2 and 1: each starts at the creation the one before reached, ties included.
+    expect(await reap(store)).toEqual({ tombstoned: 0, purged: 0, historyPurged: 7 });
+    for (const taskId of [...dead, ...later]) expect(await historyCount(schema, taskId)).toBe(0);
+    for (const taskId of live) expect(await historyCount(schema, taskId)).toBe(1);
+  });
+});
+
 // -- reaper_activity ------------------------------------------------------------------------------
 
 describe('reaper_activity', () => {

@@ -169,7 +169,12 @@ export class Reaper {
       return done;
     });
     const purged = await this.drain('purge', (trx, limit) => this.purgeBatch(trx, limit));
-    const historyPurged = await this.drain('history', (trx, limit) => this.historyBatch(trx, limit));
+    let createdFrom: string | null = null;
+    const historyPurged = await this.drain('history', async (trx, limit) => {
+      const { reached, ...done } = await this.historyBatch(trx, limit, createdFrom);
+      createdFrom = reached ?? createdFrom;
+      return done;
+    });
     return { tombstoned, purged, historyPurged };
   }
 
@@ -310,25 +315,41 @@ export class Reaper {
    * holds part of a timeline. A task gone has no row left to write history, so none can follow.
    * Whatever else of the task is left (dependents of a task deleted in plain SQL, or by an older
    * version) goes too. Counts the tasks, by their creation rows.
+   *
+   * Like the tombstone phase, each batch of a pass searches from the latest creation the batch
+   * before it took (`createdFrom`, microseconds since the epoch): every older creation row it passed
+   * belongs to a task still live (or one another transaction held), and starting from the oldest
+   * would walk over all of them again, batch after batch. The next pass looks at them again. The
+   * first batch has no lower bound at all: it is a statement of its own, whose plan (a hash join
+   * with the live tasks) suits the walk over every old creation, which is all a pass with nothing
+   * to delete does; later ones get a plan for the part of the walk that is left.
    */
-  private async historyBatch(trx: Transaction<TaskDatabase>, limit: number): Promise<BatchDone> {
+  private async historyBatch(
+    trx: Transaction<TaskDatabase>,
+    limit: number,
+    createdFrom: string | null,
+  ): Promise<BatchDone & { reached: string | null }> {
     const { tasks, task_history } = this.database.tables;
-    const { rows } = await sql<{ count: number }>`
+    const { rows } = await sql<{ count: number; reached: string | null }>`
       WITH deleted AS (
         DELETE FROM ${task_history}
          WHERE task_id = ANY(ARRAY(
            SELECT h.task_id FROM ${task_history} AS h
             WHERE h.from_status IS NULL
               AND h.at <= now() - ${this.historyRetentionMs}::float8 * interval '1 millisecond'
+              ${createdFrom === null ? sql`` : sql`AND h.at >= 'epoch'::timestamptz + ${createdFrom}::bigint * interval '1 microsecond'`}
               AND NOT EXISTS (SELECT 1 FROM ${tasks} AS t WHERE t.task_id = h.task_id)
             ORDER BY h.at
             LIMIT ${limit}
               FOR UPDATE OF h SKIP LOCKED))
-        RETURNING task_id, from_status
+        RETURNING task_id, from_status, at
       ),
       ${deletingDependents(this.database, sql`ARRAY(SELECT task_id FROM deleted WHERE from_status IS NULL)`)}
-      SELECT count(*)::int AS count FROM deleted WHERE from_status IS NULL`.execute(trx);
-    return fullBatch(rows[0]!.count, limit);
+      SELECT count(*)::int AS count,
+             (extract(epoch FROM max(at)) * 1000000)::bigint::text AS reached
+        FROM deleted WHERE from_status IS NULL`.execute(trx);
+    const { count, reached } = rows[0]!;
+    return { ...fullBatch(count, limit), reached };
   }
 
   private report(outcome: ReaperPass | Error, durationMs: number): void {
