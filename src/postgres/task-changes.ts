@@ -115,7 +115,7 @@ export class PostgresTaskChanges {
   /** Reads the time left of the watched ones among `taskIds`, to report each when it runs out. */
   private async armDeadlines(taskIds: string[]): Promise<void> {
     if (taskIds.length === 0) return;
-    const { rows } = await this.statements.states.execute(this.db, { taskIds });
+    const { rows } = await this.statements.states.execute(this.db, { taskIds, waitedIds: [] });
     for (const { task_id: taskId, ms_until_expiry: msLeft, expired } of rows) {
       if (!this.byTask.has(taskId) || expired) continue;
       this.deadlines.get(taskId)?.();

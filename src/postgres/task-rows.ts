@@ -60,16 +60,7 @@ export function toSnapshot(row: SnapshotRow): TaskSnapshot {
   };
 }
 
-/** What the watcher reads about a task it watches: a live row, or (status null) a tombstone. */
-export interface TaskState {
-  task_id: string;
-  status: TaskStatus | null;
-  expired: boolean;
-  cancel_requested: boolean;
-  ms_until_expiry: number | null;
-}
-
-/** The snapshot's columns beyond the task id and status, which every watched state has. */
+/** The snapshot's columns beyond the task id and status: what a settled task's state adds. */
 export const SETTLED_ONLY_COLUMNS = [
   'status_message',
   'created_at',
@@ -81,6 +72,14 @@ export const SETTLED_ONLY_COLUMNS = [
   'error',
 ] as const satisfies readonly (keyof SnapshotRow)[];
 
-/** A watched state; a settled task that someone waits for comes with its snapshot. */
-export type WatchedState = TaskState &
-  ({ settled: false } | ({ settled: true } & Omit<SnapshotRow, 'task_id' | 'status'>));
+/**
+ * What the watchers read about a task they watch: a live row, or (status null) a tombstone; a
+ * settled task that someone waits for comes with its snapshot.
+ */
+export type TaskState = {
+  task_id: string;
+  status: TaskStatus | null;
+  expired: boolean;
+  cancel_requested: boolean;
+  ms_until_expiry: number | null;
+} & ({ settled: false } | ({ settled: true } & Omit<SnapshotRow, 'task_id' | 'status'>));

@@ -20,14 +20,13 @@ import {
   isLive,
   isOpen,
   msUntilExpiry,
+  SETTLED_ONLY_COLUMNS,
   TASK_OBJECT_COLUMNS,
   toTaskObject,
   withinLockTimeout,
   type SnapshotRow,
   type TaskObjectRow,
-  SETTLED_ONLY_COLUMNS,
   type TaskState,
-  type WatchedState,
 } from './task-rows.js';
 
 export interface NewTask {
@@ -255,19 +254,12 @@ export function taskStatements(database: StoreDatabase) {
              RETURNING task_id)
       SELECT task_id FROM wanted WHERE task_id NOT IN (SELECT task_id FROM flagged)`),
 
-    /** Live rows and tombstones of the given tasks, read in one statement (one snapshot). */
-    states: compileQuery<ByIds, TaskState>(db, (param) => sql`
-      SELECT task_id, status, NOT ${isLive} AS expired, cancel_requested_at IS NOT NULL AS cancel_requested, ${msUntilExpiry}
-        FROM ${tables.tasks} WHERE task_id = ANY(${param('taskIds')}::text[])
-      UNION ALL
-      SELECT task_id, NULL, true, false, NULL
-        FROM ${tables.tombstones} WHERE task_id = ANY(${param('taskIds')}::text[])`),
-
     /**
-     * `states`, for the watcher: a task that settled and is waited for (`waitedIds`) comes with its
-     * snapshot, read in the same statement, so one round trip wakes its waiters.
+     * Live rows and tombstones of the given tasks, read in one statement (one snapshot); a task that
+     * settled and is waited for (`waitedIds`) comes with its snapshot, so one round trip wakes its
+     * waiters.
      */
-    watchedStates: compileQuery<ByIds & { waitedIds: string[] }, WatchedState>(db, (param) => {
+    states: compileQuery<ByIds & { waitedIds: string[] }, TaskState>(db, (param) => {
       const settledColumns = sql.join(SETTLED_ONLY_COLUMNS.map((column) => sql.ref(`settled.${column}`)));
       return sql`
       SELECT t.task_id, t.status, NOT ${isLive} AS expired, t.cancel_requested_at IS NOT NULL AS cancel_requested,

@@ -17,15 +17,15 @@ import { isServerUnavailable, isSessionLost } from './backend-error.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskGate } from './task-gate.js';
 import { parseTaskEvent } from './task-events.js';
-import { toSnapshot, type WatchedState } from './task-rows.js';
+import { toSnapshot, type TaskState } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
 
 /** How soon a wait whose flag was lost with the connection tries again. */
 const REFLAG_DELAY_MS = 250;
 
 export interface TaskWatcherOptions {
-  statements: Pick<TaskStatements, 'markAwaited' | 'markAwaitedUnlessLocked' | 'watchedStates'>;
-  db: Parameters<TaskStatements['watchedStates']['execute']>[0];
+  statements: Pick<TaskStatements, 'markAwaited' | 'markAwaitedUnlessLocked' | 'states'>;
+  db: Parameters<TaskStatements['states']['execute']>[0];
   listener: NotificationListener | null;
   /** Flagging a task awaited is an UPDATE: it waits its turn for the row like every write. */
   gate: TaskGate;
@@ -307,10 +307,10 @@ export class TaskWatcher {
   }
 
   private async reread(taskIds: string[]): Promise<void> {
-    let states: WatchedState[];
+    let states: TaskState[];
     try {
       const waitedIds = taskIds.filter((id) => this.waiters.has(id));
-      ({ rows: states } = await this.statements.watchedStates.execute(this.db, { taskIds, waitedIds }));
+      ({ rows: states } = await this.statements.states.execute(this.db, { taskIds, waitedIds }));
     } catch {
       // The database is unreachable: the poll (or the next notification) tries again.
       this.rereadFailing = true;
