@@ -41,12 +41,14 @@ const maxSizeSchema = z.number().int().min(0).optional();
 
 /**
  * The queue's statements, compiled once per queue. A null session is the queue of messages sent
- * outside any session, matched by `IS NOT DISTINCT FROM`: one statement for both.
+ * outside any session. One text serves both: planned for its values each time (the statements
+ * are unnamed), the condition folds to `session_id = …` or `session_id IS NULL`, which the queue's
+ * index answers (`IS NOT DISTINCT FROM` would not fold, and scans every message).
  */
 function queueStatements(c: PostgresConnection, channel: string) {
   type Queue = { taskId: string; sessionId: string | null };
-  const inQueue = (param: (name: keyof Queue) => unknown) =>
-    sql`task_id = ${param('taskId')} AND session_id IS NOT DISTINCT FROM ${param('sessionId')}::text`;
+  const inQueue = (param: (name: keyof Queue) => unknown) => sql`task_id = ${param('taskId')}
+    AND (session_id = ${param('sessionId')}::text OR (${param('sessionId')}::text IS NULL AND session_id IS NULL))`;
   return {
     append: compileQuery<Queue & { json: string }, { queued: unknown }>(c.db, (param) => sql`
       WITH queued AS (
