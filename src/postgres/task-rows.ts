@@ -60,17 +60,11 @@ export function toSnapshot(row: SnapshotRow): TaskSnapshot {
   };
 }
 
-/** The snapshot's columns beyond the task id and status: what a settled task's state adds. */
-export const SETTLED_ONLY_COLUMNS = [
-  'status_message',
-  'created_at',
-  'last_updated_at',
-  'ttl_ms',
-  'poll_interval_ms',
-  'meta',
-  'result',
-  'error',
-] as const satisfies readonly (keyof SnapshotRow)[];
+/** A snapshot's columns: the task object's, and its outcome. */
+export const SNAPSHOT_COLUMNS = [...TASK_OBJECT_COLUMNS, 'result', 'error'] as const;
+
+/** A snapshot's columns beyond the task id and status: what a settled task's state adds. */
+export const SETTLED_ONLY_COLUMNS = SNAPSHOT_COLUMNS.filter((column) => column !== 'task_id' && column !== 'status');
 
 /**
  * What the watchers read about a task they watch: a live row, or (status null) a tombstone; a

@@ -21,6 +21,7 @@ import {
   isOpen,
   msUntilExpiry,
   SETTLED_ONLY_COLUMNS,
+  SNAPSHOT_COLUMNS,
   TASK_OBJECT_COLUMNS,
   toTaskObject,
   withinLockTimeout,
@@ -52,7 +53,6 @@ export type TimeLeft = { ms_until_expiry: number | null };
 
 export function taskStatements(database: StoreDatabase) {
   const { db, tables } = database;
-  const snapshotColumns = [...TASK_OBJECT_COLUMNS, 'result', 'error'] as const;
   /** `runner`: the runner whose lease row the same statement writes (see migrations 0008 and 0011). */
   const inserting = (param: (name: keyof NewTask) => unknown, runner: unknown) => sql`
     INSERT INTO ${tables.tasks}
@@ -103,7 +103,7 @@ export function taskStatements(database: StoreDatabase) {
     ),
 
     snapshot: compileQuery<ById, SnapshotRow>(db, (param) =>
-      db.selectFrom('tasks').select(snapshotColumns).where('task_id', '=', param('taskId')).where(isLive),
+      db.selectFrom('tasks').select(SNAPSHOT_COLUMNS).where('task_id', '=', param('taskId')).where(isLive),
     ),
 
     /** A null message keeps the current one. */
