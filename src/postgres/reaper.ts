@@ -162,20 +162,23 @@ export class Reaper {
   }
 
   private async pass(): Promise<ReaperPass> {
-    let expiredFrom: string | null = null;
-    const tombstoned = await this.drain('tombstone', async (trx, limit) => {
-      const { reached, ...done } = await this.tombstoneBatch(trx, limit, expiredFrom);
-      expiredFrom = reached ?? expiredFrom;
-      return done;
-    });
+    const tombstoned = await this.drainOnward('tombstone', (trx, limit, from) => this.tombstoneBatch(trx, limit, from));
     const purged = await this.drain('purge', (trx, limit) => this.purgeBatch(trx, limit));
-    let createdFrom: string | null = null;
-    const historyPurged = await this.drain('history', async (trx, limit) => {
-      const { reached, ...done } = await this.historyBatch(trx, limit, createdFrom);
-      createdFrom = reached ?? createdFrom;
+    const historyPurged = await this.drainOnward('history', (trx, limit, from) => this.historyBatch(trx, limit, from));
+    return { tombstoned, purged, historyPurged };
+  }
+
+  /** {@link drain}, each batch searching on from where the one before it reached (see the batches). */
+  private drainOnward(
+    phase: ReaperPhase,
+    batch: (trx: Transaction<TaskDatabase>, limit: number, from: string | null) => Promise<BatchDone & { reached: string | null }>,
+  ): Promise<number> {
+    let from: string | null = null;
+    return this.drain(phase, async (trx, limit) => {
+      const { reached, ...done } = await batch(trx, limit, from);
+      from = reached ?? from;
       return done;
     });
-    return { tombstoned, purged, historyPurged };
   }
 
   /**
