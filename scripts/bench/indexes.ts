@@ -74,12 +74,13 @@ interface PlanNode {
 }
 
 /**
- * Runs `work` with every statement sent on `pool`'s connections explained first: inside a
+ * Runs `work` with every statement it sends explained first (each text once): inside a
  * transaction or a savepoint that is rolled back, so the statement then runs for real on the
- * rows as they were. Statements that cannot be explained (BEGIN, SET) just run.
+ * rows as they were. Statements that cannot be explained (BEGIN, SET) just run; one whose
+ * explanation fails is reported and runs too.
  */
-async function explainingEach(pool: pg.Pool, captured: Captured[], call: string, work: () => Promise<unknown>): Promise<void> {
-  const seen = new Set(captured.filter((c) => c.call === call).map((c) => c.text));
+async function explainingEach(captured: Captured[], call: string, work: () => Promise<unknown>): Promise<void> {
+  const seen = new Set<string>();
   const inTransaction = new WeakSet<pg.Client>();
   const original = pg.Client.prototype.query;
   const explain = async (client: pg.Client, text: string, values: unknown[]) => {
@@ -105,7 +106,9 @@ async function explainingEach(pool: pg.Pool, captured: Captured[], call: string,
       return (original as (...a: unknown[]) => unknown).call(this, config, values, callback);
     }
     const client = this;
-    const explained = explain(client, text, params ?? []);
+    const explained = explain(client, text, params ?? []).catch((error: unknown) =>
+      console.warn(`  could not explain a statement of ${call}: ${error instanceof Error ? error.message : String(error)}`),
+    );
     // A pg.Query answers through its own callback; a text query through the promise returned here.
     if (config instanceof pg.Query) {
       void explained.then(() => (original as (q: unknown) => unknown).call(client, config));
@@ -126,9 +129,10 @@ function indexesRead(node: PlanNode, found: Map<string, string> = new Map()): Ma
   return found;
 }
 
-async function sampleIds(pool: pg.Pool, query: string): Promise<string[]> {
-  const { rows } = await pool.query<{ task_id: string }>(query);
-  return rows.map((row) => row.task_id);
+/** The values of the first column `query` returns. */
+async function sample(pool: pg.Pool, query: string): Promise<string[]> {
+  const { rows } = await pool.query<{ value: string }>(query);
+  return rows.map((row) => row.value);
 }
 
 /**
@@ -138,14 +142,14 @@ async function sampleIds(pool: pg.Pool, query: string): Promise<string[]> {
 async function explainCalls(pool: pg.Pool, store: PostgresTaskStore): Promise<Captured[]> {
   const captured: Captured[] = [];
   const [working, completed, tombstoned, owners] = await Promise.all([
-    sampleIds(pool, `SELECT task_id FROM ${SCHEMA}.tasks WHERE status = 'working' AND (expires_at IS NULL OR expires_at > now()) LIMIT 3`),
-    sampleIds(pool, `SELECT task_id FROM ${SCHEMA}.tasks WHERE status = 'completed' AND (expires_at IS NULL OR expires_at > now()) LIMIT 1`),
-    sampleIds(pool, `SELECT task_id FROM ${SCHEMA}.tombstones LIMIT 1`),
+    sample(pool, `SELECT task_id AS value FROM ${SCHEMA}.tasks WHERE status = 'working' AND (expires_at IS NULL OR expires_at > now()) LIMIT 3`),
+    sample(pool, `SELECT task_id AS value FROM ${SCHEMA}.tasks WHERE status = 'completed' AND (expires_at IS NULL OR expires_at > now()) LIMIT 1`),
+    sample(pool, `SELECT task_id AS value FROM ${SCHEMA}.tombstones LIMIT 1`),
     // The largest owner, and one of median size.
-    sampleIds(
+    sample(
       pool,
       `WITH sizes AS (SELECT owner, count(*) AS n FROM ${SCHEMA}.tasks WHERE owner IS NOT NULL GROUP BY owner)
-       (SELECT owner AS task_id FROM sizes ORDER BY n DESC LIMIT 1)
+       (SELECT owner AS value FROM sizes ORDER BY n DESC LIMIT 1)
        UNION ALL
        (SELECT owner FROM sizes ORDER BY n OFFSET (SELECT count(*) / 2 FROM sizes) LIMIT 1)`,
     ),
@@ -178,7 +182,7 @@ async function explainCalls(pool: pg.Pool, store: PostgresTaskStore): Promise<Ca
       },
     ],
   ];
-  for (const [call, work] of calls) await explainingEach(pool, captured, call, work);
+  for (const [call, work] of calls) await explainingEach(captured, call, work);
   return captured;
 }
 
