@@ -49,7 +49,7 @@ import { TaskGate } from './task-gate.js';
 import { StoreTelemetry } from './telemetry.js';
 import { notificationChannel } from './schema-name.js';
 import { storeDatabase, type StoreDatabase, type TaskDatabase } from './tables.js';
-import { toSnapshot, toTaskObject } from './task-rows.js';
+import { createdTask, toSnapshot, toTaskObject } from './task-rows.js';
 import { listPage, taskStatements, type NewTask, type TaskStatements, type TimeLeft } from './task-statements.js';
 import { TaskWatcher } from './task-watcher.js';
 import { PostgresTaskChanges } from './task-changes.js';
@@ -108,7 +108,8 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
     const leaseHost = { store: this, database: this.database, calls: this.calls, telemetry: this.telemetry };
     const rescueFailed = (taskIds: string[]) => taskIds.forEach((id) => this.transitioned(id, 'failed'));
     const createLeased: LeaseHost['createLeased'] = (input, lease) =>
-      this.create(input, (db, task) => this.statements.insertLeased.execute(db, { ...task, ...lease })).then(({ row, ...created }) => ({ ...created, task: toTaskObject(row) }));
+      this.create(input, (db, task) => this.statements.insertLeased.execute(db, { ...task, ...lease })).then(
+        ({ taskId, token, task, row }) => ({ taskId, token, task: createdTask(task, row.created_ms) }));
     this.leases = new PostgresLeases({ ...leaseHost, createLeased, rescueFailed }, settings.leases, settings.reaper !== false);
     this.listener?.onStateChange((change) => this.telemetry.listenerChanged(change));
     this.listener?.start();
@@ -353,7 +354,7 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
       };
       const row = await this.retention.insert(task, (db) => insert(db, task));
       this.telemetry.transitioned('working');
-      return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry), row };
+      return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry), task, row };
     });
   }
 

@@ -2,6 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { CallToolResult, JsonRpcError, TaskObject, TaskSnapshot, TaskStatus } from '../contract/types.js';
 import type { TasksTable } from './tables.js';
+import type { NewTask } from './task-statements.js';
 
 /** A task is live until its deadline, on the database clock, whether or not the reaper has run. */
 export const isLive = sql<boolean>`(expires_at IS NULL OR expires_at > now())`;
@@ -48,6 +49,14 @@ export function toTaskObject(row: TaskObjectRow): TaskObject {
   if (row.poll_interval_ms !== null) task.pollIntervalMs = Number(row.poll_interval_ms);
   if (row.meta !== null) task._meta = row.meta;
   return task;
+}
+
+/** The task object `getTask` would read right after `task` was inserted at `createdMs`. */
+export function createdTask(task: NewTask, createdMs: number): TaskObject {
+  const at = new Date(createdMs).toISOString();
+  const created: TaskObject = { taskId: task.taskId, status: 'working', createdAt: at, lastUpdatedAt: at, ttlMs: task.ttlMs, statusMessage: task.statusMessage };
+  if (task.pollIntervalMs !== null) created.pollIntervalMs = task.pollIntervalMs;
+  return created;
 }
 
 export type SnapshotRow = TaskObjectRow & Pick<Selectable<TasksTable>, 'result' | 'error'>;

@@ -50,6 +50,8 @@ type ByIds = { taskIds: string[] };
  */
 type Runner = { runnerId: string | null };
 export type TimeLeft = { ms_until_expiry: number | null };
+/** A creation time in milliseconds since the epoch: it is kept to the millisecond. */
+export type CreatedAt = { created_ms: number };
 
 export function taskStatements(database: StoreDatabase) {
   const { db, tables } = database;
@@ -69,14 +71,14 @@ export function taskStatements(database: StoreDatabase) {
     insert: compileQuery<NewTask, TimeLeft>(db, (param) => recordingTransition(database, inserting(param, null), sql`ms_until_expiry`)),
 
     /**
-     * `insert`, with the lease of the instance that will run the task, in the same statement; it
-     * returns the task as created, which the runner would otherwise read back.
+     * `insert`, with the lease of the instance that will run the task, in the same statement. It
+     * returns the creation time, all the runner lacks to know the task as created (`createdTask`).
      */
-    insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, TaskObjectRow & TimeLeft>(db, (param) =>
+    insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, CreatedAt & TimeLeft>(db, (param) =>
       recordingTransition(
         database,
         inserting(param, param('runnerId')),
-        sql`${sql.join(TASK_OBJECT_COLUMNS.map((column) => sql.ref(column)))}, ms_until_expiry`,
+        sql`(extract(epoch FROM created_at) * 1000)::float8 AS created_ms, ms_until_expiry`,
         sql`leased AS (
               INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at, task_synced)
               SELECT task_id, ${param('runnerId')}, now() + ${param('leaseMs')}::float8 * interval '1 millisecond', now(), true

@@ -59,6 +59,10 @@ export function leaseConformance(target: ConformanceTarget): void {
       const created = await store.leases.createLeasedTask({ toolName: TOOL, ttlMs: LONG_TTL, pollIntervalMs: 250 });
       expect(created.task).toStrictEqual(await store.getTask(created.taskId));
       expect(created.task).toMatchObject({ taskId: created.taskId, status: 'working', ttlMs: LONG_TTL, pollIntervalMs: 250 });
+      for (const ttlMs of [null, undefined]) {
+        const other = await store.leases.createLeasedTask({ toolName: TOOL, ttlMs, owner: 'alice', arguments: { step: 2 } });
+        expect(other.task).toStrictEqual(await store.getTask(other.taskId));
+      }
     });
 
     it('the heartbeat keeps pushing the deadline out', async () => {
