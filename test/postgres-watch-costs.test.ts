@@ -63,6 +63,25 @@ describe('while notifications work', () => {
     expect(completedHere.token.isCancelled).toBe(false);
   });
 
+  it('a token costs nothing when its task settles here for a waiter on another instance', async () => {
+    const { schema, pool, store } = await countedStore({ backstopPollMs: 50 });
+    const waiterElsewhere = stores.open(schema);
+    await listening(waiterElsewhere);
+    const { taskId, token } = await store.createTask({ toolName: 'build', ttlMs: HOUR_MS });
+    const waiting = waiterElsewhere.waitForCompletion(taskId);
+    expect(await stillPending(waiting, SETTLE_MS)).toBe(true);
+    const statements = countCheckouts(pool);
+    expect(await store.completeTask(taskId, resultText('done'))).toBe(true);
+    expect((await within('the waiter elsewhere', waiting))?.task.status).toBe('completed');
+    await sleep(SETTLE_MS);
+    // The completion only: its NOTIFY (the task is awaited) reaches this instance's listener too,
+    // and a change of status cannot raise the token this instance holds.
+    expect(statements()).toBe(1);
+    expect(token.isCancelled).toBe(false);
+    await waiterElsewhere.cancelTask(taskId);
+    await raised(token, 'the token, once the settled task is cancelled elsewhere');
+  });
+
   it('a wait costs one re-read when its task completes here: the one its NOTIFY prompts', async () => {
     const { pool, store } = await countedStore({ backstopPollMs: 50 });
     const { taskId } = await store.createTask({ toolName: 'build', ttlMs: HOUR_MS });

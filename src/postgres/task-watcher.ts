@@ -16,7 +16,7 @@ import type { TaskSnapshot } from '../contract/types.js';
 import { isServerUnavailable, isSessionLost } from './backend-error.js';
 import type { NotificationListener } from './listener.js';
 import type { TaskGate } from './task-gate.js';
-import { parseTaskEvent } from './task-events.js';
+import { parseTaskEvent, type TaskEvent } from './task-events.js';
 import { toSnapshot, type TaskState } from './task-rows.js';
 import type { TaskStatements } from './task-statements.js';
 
@@ -69,7 +69,7 @@ export class TaskWatcher {
     this.backstopPollMs = options.backstopPollMs;
     this.listener?.onNotification((payload) => {
       const event = parseTaskEvent(payload);
-      if (event) this.announced(event.taskId);
+      if (event) this.announced(event);
     });
     // Whatever was announced while the listener was away is found by reading every watched row.
     this.listener?.onStateChange(({ state }) => {
@@ -127,10 +127,12 @@ export class TaskWatcher {
   /**
    * Another instance (or this one, or plain SQL) changed a task. Even a cancel is re-read before
    * its token is raised: any role that can connect can NOTIFY on the channel, and only the row
-   * says what happened.
+   * says what happened. A change of status alone is news to waiters only: the trigger names a
+   * change of the cancel request or the deadline `cancelled` or `ttl`, so a token cannot be
+   * raised by it, and the instance holding a settling task's token is spared a read.
    */
-  private announced(taskId: string): void {
-    if (this.isWatching(taskId)) this.recheck(taskId);
+  private announced({ kind, taskId }: TaskEvent): void {
+    if (kind === 'status' ? this.waiters.has(taskId) : this.isWatching(taskId)) this.recheck(taskId);
   }
 
   /** Not an async function: its frame would stay in memory as long as the wait (see timeWait). */
