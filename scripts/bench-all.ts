@@ -34,7 +34,7 @@ interface Preset {
 
 const PRESETS: Record<string, Preset> = {
   full: {
-    lifecycle: { concurrencies: [1, 16, 64], seconds: 3, rounds: 5, poolSize: 20, pgBoss: true },
+    lifecycle: { concurrencies: [1, 16, 64], seconds: 3, rounds: 5, poolSize: 20, pgBoss: true, leaseRounds: 16 },
     wake: { tasks: 1000, pollers: 200 },
     mcp: { concurrencies: [1, 16], seconds: 3, rounds: 5, tasks: 200, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [1_000, 1_000_000], rounds: 5, operations: 200 },
@@ -43,7 +43,7 @@ const PRESETS: Record<string, Preset> = {
     memory: { waiters: 10_000, tokens: 10_000 },
   },
   quick: {
-    lifecycle: { concurrencies: [1, 16, 64], seconds: 1, rounds: 3, poolSize: 20, pgBoss: true },
+    lifecycle: { concurrencies: [1, 16, 64], seconds: 1, rounds: 3, poolSize: 20, pgBoss: true, leaseRounds: 8 },
     wake: { tasks: 300, pollers: 50 },
     mcp: { concurrencies: [1, 16], seconds: 1, rounds: 3, tasks: 50, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [1_000, 100_000], rounds: 3, operations: 100 },
@@ -52,7 +52,7 @@ const PRESETS: Record<string, Preset> = {
     memory: { waiters: 10_000, tokens: 10_000 },
   },
   smoke: {
-    lifecycle: { concurrencies: [1, 4], seconds: 0.2, rounds: 1, poolSize: 4, pgBoss: true },
+    lifecycle: { concurrencies: [1, 4], seconds: 0.2, rounds: 1, poolSize: 4, pgBoss: true, leaseRounds: 2 },
     wake: { tasks: 20, pollers: 5 },
     mcp: { concurrencies: [1, 4], seconds: 0.3, rounds: 1, tasks: 8, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [100, 2_000], rounds: 1, operations: 10 },

@@ -12,7 +12,10 @@
  *   the same size.
  *
  * Every rate is divided by the floor's rate of the same round. Apart from the rounds, the cost of
- * the heartbeat itself: statements per second and the time of one renewal of 1,000 leases.
+ * the heartbeat itself: statements per second and the time of one renewal of 1,000 leases; and
+ * the cost of leasing, the two PostgresTaskStore contenders alone in many short rounds at
+ * concurrency 16: they differ by a few per cent, which five rounds among five contenders cannot
+ * resolve on a shared machine.
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +23,7 @@ import type pg from 'pg';
 import { MemoryTaskStore, migrate, PostgresTaskStore } from '../../src/index.js';
 import { scriptPool, storeLifecycle } from '../support.js';
 import { startBenchChild, type BenchChild } from './child-process.js';
-import { alternatingRounds, formatRatio, runLoops, type Contender, type ContenderRounds } from './rounds.js';
+import { alternatingRounds, formatRatio, runLoops, type Contender, type ContenderRounds, type Spread } from './rounds.js';
 
 export interface LifecycleOptions {
   concurrencies: number[];
@@ -29,6 +32,8 @@ export interface LifecycleOptions {
   poolSize: number;
   /** pg-boss needs Node 22 from the `node` npm package; off, the run has three contenders. */
   pgBoss: boolean;
+  /** Rounds of half `seconds` comparing the leased store with the unleased one alone; 0 leaves it out. */
+  leaseRounds: number;
 }
 
 export interface LifecycleResult {
@@ -36,6 +41,15 @@ export interface LifecycleResult {
   pgBossVersion: string | null;
   byConcurrency: { concurrency: number; contenders: ContenderRounds[] }[];
   heartbeat?: HeartbeatCost;
+  leaseCost?: LeaseCost;
+}
+
+/** Leased / unleased store, the two alone in alternating rounds. */
+export interface LeaseCost {
+  concurrency: number;
+  seconds: number;
+  ratios: number[];
+  ratio: Spread;
 }
 
 export interface HeartbeatCost {
@@ -58,6 +72,8 @@ export const PG_BOSS = 'pg-boss';
 const SCHEMAS = { floor: 'bench_floor', store: 'bench_store', pgBoss: 'bench_pgboss' };
 const HELD_LEASES = 1_000;
 const BENCH_HEARTBEAT_MS = 1_000;
+/** Where the lease target is read. */
+const LEASE_COST_CONCURRENCY = 16;
 const PG_BOSS_SCRIPT = fileURLToPath(new URL('./pg-boss-contender.ts', import.meta.url));
 
 export function floorLifecycle(pool: pg.Pool): () => Promise<void> {
@@ -138,13 +154,18 @@ export async function runLifecycleBenchmark(connectionString: string, options: L
   const heartbeat = await measureHeartbeat(connectionString, leased, Math.max(2, options.seconds * 3));
   const pgBoss = options.pgBoss ? await pgBossContender(connectionString, options.poolSize) : null;
   const floor = floorLifecycle(floorPool);
+  const unleasedStore: Contender = {
+    name: POSTGRES_STORE,
+    measure: (concurrency, seconds) => runLoops(() => storeLifecycle(store), concurrency, seconds),
+  };
+  const leasedStore: Contender = {
+    name: LEASED_STORE,
+    measure: (concurrency, seconds) => runLoops(() => storeLifecycle(leased, (input) => leased.leases.createLeasedTask(input)), concurrency, seconds),
+  };
   const contenders: Contender[] = [
     { name: FLOOR, measure: (concurrency, seconds) => runLoops(floor, concurrency, seconds) },
-    { name: POSTGRES_STORE, measure: (concurrency, seconds) => runLoops(() => storeLifecycle(store), concurrency, seconds) },
-    {
-      name: LEASED_STORE,
-      measure: (concurrency, seconds) => runLoops(() => storeLifecycle(leased, (input) => leased.leases.createLeasedTask(input)), concurrency, seconds),
-    },
+    unleasedStore,
+    leasedStore,
     memoryContender(),
     ...(pgBoss ? [pgBoss.contender] : []),
   ];
@@ -172,13 +193,25 @@ export async function runLifecycleBenchmark(connectionString: string, options: L
         console.log(`  ${result.name.padEnd(18)} ${result.rate.median.toFixed(0).padStart(7)} lifecycles/s   ${formatRatio(result.ratio)} floor`);
       }
     }
-    return { options, pgBossVersion: pgBoss?.version ?? null, byConcurrency, heartbeat };
+    const leaseCost = options.leaseRounds > 0 ? await measureLeaseCost([unleasedStore, leasedStore], options) : undefined;
+    return { options, pgBossVersion: pgBoss?.version ?? null, byConcurrency, heartbeat, ...(leaseCost ? { leaseCost } : {}) };
   } finally {
     await pgBoss?.child.close();
     await Promise.all([store.close(), leased.close()]);
     await floorPool.query(`DROP SCHEMA ${SCHEMAS.floor} CASCADE; DROP SCHEMA ${SCHEMAS.store} CASCADE; DROP SCHEMA IF EXISTS ${SCHEMAS.pgBoss} CASCADE`);
     await Promise.all([floorPool.end(), storePool.end(), leasedPool.end()]);
   }
+}
+
+async function measureLeaseCost(stores: [unleased: Contender, leased: Contender], options: LifecycleOptions): Promise<LeaseCost> {
+  const concurrency = LEASE_COST_CONCURRENCY;
+  const seconds = options.seconds / 2;
+  const [, leased] = await alternatingRounds(stores, { concurrency, seconds, rounds: options.leaseRounds, warmupSeconds: seconds });
+  console.log(
+    `leased / unleased store alone, ${options.leaseRounds} rounds of ${seconds} s at concurrency ${concurrency}: ` +
+      `${formatRatio(leased!.ratio)} (per round ${leased!.ratios.map((r) => r.toFixed(2)).join(' ')})`,
+  );
+  return { concurrency, seconds, ratios: leased!.ratios, ratio: leased!.ratio };
 }
 
 /**

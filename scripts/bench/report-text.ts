@@ -42,6 +42,11 @@ the same size on the same database:
   statements). Beside the floor's work it validates every value, writes a history row per change
   of status, keeps three more indexes (listing by creation and by owner, expiry for the reaper),
   and hands out a cancellation token per task.
+- **PostgresTaskStore, leased**: the same store with every task leased, as the MCP integrations
+  run them, while its heartbeat renews 1,000 other leases every second (ten times the default
+  rate). It differs from the unleased store by a few per cent, less than rounds among five
+  contenders resolve here, so the two are also compared alone, in many short alternating rounds
+  at concurrency 16: that comparison is what the lease target reads.
 - **MemoryTaskStore**: the in-process reference store (no database; a fresh store per round).
 - **pg-boss** (send → fetch → complete → getJobById): the PostgreSQL job queue a user would
   otherwise reach for, in a Node 22 child process, with maintenance and scheduling off.

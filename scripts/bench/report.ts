@@ -78,6 +78,17 @@ function lifecycleSection(results: BenchResults, paths: ReportPaths): string[] {
     '',
     table(['concurrency', 'contender', 'lifecycles/s (median)', '× floor: median (min–max)', 'per-round ratios'], rows),
     ...heartbeatLines(section.result.heartbeat),
+    ...leaseCostLines(section.result.leaseCost),
+  ];
+}
+
+function leaseCostLines(cost: LifecycleResult['leaseCost']): string[] {
+  if (!cost) return [];
+  return [
+    '',
+    `The cost of leasing: "${LEASED_STORE}" against "${POSTGRES_STORE}", the two alone in ${cost.ratios.length} alternating ` +
+      `rounds of ${cost.seconds} s at concurrency ${cost.concurrency}: **${ratio(cost.ratio)}** the unleased rate ` +
+      `(per round ${cost.ratios.map((r) => r.toFixed(2)).join(' ')}). This is the figure the lease target reads.`,
   ];
 }
 
