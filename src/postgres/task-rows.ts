@@ -54,7 +54,8 @@ export function toTaskObject(row: TaskObjectRow): TaskObject {
 /** The task object `getTask` would read right after `task` was inserted at `createdMs`. */
 export function createdTask(task: NewTask, createdMs: number): TaskObject {
   const at = new Date(createdMs).toISOString();
-  const created: TaskObject = { taskId: task.taskId, status: 'working', createdAt: at, lastUpdatedAt: at, ttlMs: task.ttlMs, statusMessage: task.statusMessage };
+  const { taskId, ttlMs, statusMessage } = task;
+  const created: TaskObject = { taskId, status: 'working', createdAt: at, lastUpdatedAt: at, ttlMs, statusMessage };
   if (task.pollIntervalMs !== null) created.pollIntervalMs = task.pollIntervalMs;
   return created;
 }
