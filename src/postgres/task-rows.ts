@@ -51,13 +51,20 @@ export function toTaskObject(row: TaskObjectRow): TaskObject {
   return task;
 }
 
-/** The task object `getTask` would read right after `task` was inserted at `createdMs`. */
+/** The task object `getTask` would read right after `task` was inserted at `createdMs`: the row it wrote. */
 export function createdTask(task: NewTask, createdMs: number): TaskObject {
-  const at = new Date(createdMs).toISOString();
-  const { taskId, ttlMs, statusMessage } = task;
-  const created: TaskObject = { taskId, status: 'working', createdAt: at, lastUpdatedAt: at, ttlMs, statusMessage };
-  if (task.pollIntervalMs !== null) created.pollIntervalMs = task.pollIntervalMs;
-  return created;
+  const createdAt = new Date(createdMs);
+  const bigint = (value: number | null) => (value === null ? null : String(value));
+  return toTaskObject({
+    task_id: task.taskId,
+    status: 'working',
+    status_message: task.statusMessage,
+    created_at: createdAt,
+    last_updated_at: createdAt,
+    ttl_ms: bigint(task.ttlMs),
+    poll_interval_ms: bigint(task.pollIntervalMs),
+    meta: null,
+  });
 }
 
 export type SnapshotRow = TaskObjectRow & Pick<Selectable<TasksTable>, 'result' | 'error'>;
