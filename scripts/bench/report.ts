@@ -12,7 +12,7 @@ import { MCP_IN_MEMORY, MCP_POSTGRES } from './mcp.js';
 import type { BenchResults, Section } from './results.js';
 import { checkTargets, formatValue } from './targets.js';
 import { HOW_TO_RUN, MEANINGS } from './report-text.js';
-import type { Spread } from './rounds.js';
+import { formatRatio } from './rounds.js';
 import type { ReaperRun } from './reaper.js';
 
 export interface ReportPaths {
@@ -22,7 +22,6 @@ export interface ReportPaths {
 }
 
 const n = (value: number, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const ratio = (r: Spread) => `${r.median.toFixed(2)} × (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
 
 function provenance(section: Section<unknown>): string {
   const trial = section.preset === 'full' ? '' : ` **Preset \`${section.preset}\`: reduced sizes, a trial run, not the figures the targets are stated for.**`;
@@ -65,7 +64,7 @@ function lifecycleSection(results: BenchResults, paths: ReportPaths): string[] {
     }),
   );
   const rows = byConcurrency.flatMap(({ concurrency, contenders }) =>
-    contenders.map((c) => [String(concurrency), c.name, n(c.rate.median), ratio(c.ratio), c.ratios.map((r) => r.toFixed(2)).join(' ')]),
+    contenders.map((c) => [String(concurrency), c.name, n(c.rate.median), formatRatio(c.ratio), c.ratios.map((r) => r.toFixed(2)).join(' ')]),
   );
   const { rounds, seconds, poolSize } = section.result.options;
   return [
@@ -87,7 +86,7 @@ function leaseCostLines(cost: LifecycleResult['leaseCost']): string[] {
   return [
     '',
     `The cost of leasing: "${LEASED_STORE}" against "${POSTGRES_STORE}", the two alone in ${cost.ratios.length} alternating ` +
-      `rounds of ${cost.seconds} s at concurrency ${cost.concurrency}: **${ratio(cost.ratio)}** the unleased rate ` +
+      `rounds of ${cost.seconds} s at concurrency ${cost.concurrency}: **${formatRatio(cost.ratio)}** the unleased rate ` +
       `(per round ${cost.ratios.map((r) => r.toFixed(2)).join(' ')}). This is the figure the lease target reads.`,
   ];
 }
@@ -164,7 +163,7 @@ function mcpSection(results: BenchResults, paths: ReportPaths): string[] {
       ],
     }),
   );
-  const rows = throughput.flatMap(({ concurrency, contenders }) => contenders.map((c) => [String(concurrency), c.name, n(c.rate.median, 1), ratio(c.ratio)]));
+  const rows = throughput.flatMap(({ concurrency, contenders }) => contenders.map((c) => [String(concurrency), c.name, n(c.rate.median, 1), formatRatio(c.ratio)]));
   const latency = (name: string, d: typeof resultLatency.acrossInstances) => [name, String(d.count), d.p50.toFixed(2), d.p90.toFixed(2), d.p99.toFixed(2), d.max.toFixed(2)];
   return [
     provenance(section),
@@ -186,7 +185,7 @@ function growthSection(section: BenchResults['sections']['growth']): string[] {
   if (!section) return ['Not measured yet.'];
   const { operations, loads, options } = section.result;
   const rows = operations.flatMap((operation) =>
-    operation.bySize.map(({ size, medianMs, ratio: r }) => [operation.name, n(size), medianMs.median.toFixed(3), ratio(r)]),
+    operation.bySize.map(({ size, medianMs, ratio: r }) => [operation.name, n(size), medianMs.median.toFixed(3), formatRatio(r)]),
   );
   const loadRows = loads.map((load) => [n(load.size), n(load.history), n(load.inputRequests), n(load.tombstones), load.seconds.toFixed(1)]);
   return [
