@@ -16,6 +16,8 @@ export interface RestartableServer {
   stop(): Promise<void>;
   /** Starts the server again on the same port and data. */
   start(): Promise<void>;
+  /** Starts it if a test left it stopped (one that failed during its outage), for the next test. */
+  ensureStarted(): Promise<void>;
   /** Stops the server if it runs and deletes its data. */
   remove(): Promise<void>;
 }
@@ -27,12 +29,21 @@ export async function startRestartableServer(): Promise<RestartableServer> {
   process.prependOnceListener('exit', onExit);
   const options = { dataDir, password: 'postgres', settings: throwawayServerSettings, durable: false };
   let server: EmbeddedPostgres = await startEmbeddedPostgres(options);
+  let running = true;
   const port = server.port;
+  const start = async () => {
+    server = await startEmbeddedPostgres({ ...options, port });
+    running = true;
+  };
   return {
     adminUrl: server.url,
-    stop: () => server.stop(),
-    async start() {
-      server = await startEmbeddedPostgres({ ...options, port });
+    async stop() {
+      running = false;
+      await server.stop();
+    },
+    start,
+    async ensureStarted() {
+      if (!running) await start();
     },
     async remove() {
       await server.stop();
