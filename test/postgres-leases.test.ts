@@ -154,10 +154,13 @@ describe('leases across instances', () => {
     const runner = stores.open(schema, { leases: { heartbeatMs: 3_600_000, leaseMs: 7_300_000 } });
     const id = await leased(runner);
     const db = new Kysely<TaskDatabase>({ dialect: new PostgresDialect({ pool: dialectPool(stores.pool(), { preparedStatements: false }) }) });
-    const { renew } = leaseStatements(storeDatabase(db, schema));
+    const { beat } = leaseStatements(storeDatabase(db, schema));
+    const beating = { runnerId: runner.leases.runnerId, leaseMs: 60_000, listedFromMs: null };
+    const listed = await beat.execute(db, { ...beating, listIds: [id], renewIds: [] });
+    expect(listed.rows[0]!.task_ids, 'the first beat writes the lease row').toStrictEqual([id]);
     const counts = await db.transaction().execute(async (transaction) => {
-      const renewed = await renew.execute(transaction, { runnerId: runner.leases.runnerId, leaseMs: 60_000, taskIds: [id] });
-      expect(renewed.rows).toStrictEqual([{ task_id: id }]);
+      const renewed = await beat.execute(transaction, { ...beating, listIds: [], renewIds: [id] });
+      expect(renewed.rows[0]!.task_ids).toStrictEqual([id]);
       return (
         await sql<{ updated: number; hot: number }>`
           SELECT n_tup_upd::int AS updated, n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables
@@ -197,6 +200,7 @@ describe('leases across instances', () => {
 
     // A lease this version wrote, taken over by an older instance's claim and then released by it.
     const own = await first.leases.createLeasedTask({ toolName: TOOL });
+    await eventually('its first heartbeat lists it', async () => (await sql(`SELECT FROM ${schema}.task_leases WHERE task_id = $1`, own.taskId)).rowCount === 1);
     await sql(`UPDATE ${schema}.task_leases SET runner_id = $2 WHERE task_id = $1`, own.taskId, second.leases.runnerId);
     expect(await runnerOnTask(own.taskId)).toBe(second.leases.runnerId);
     expect(await first.setStatus(own.taskId, 'working', 'lost it'), 'the runner the claim replaced').toBe(false);

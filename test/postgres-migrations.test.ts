@@ -20,9 +20,11 @@ const database = useTestDatabase();
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Tables and views. */
 const EXPECTED_TABLES = [
+  'execution_leases',
   'input_requests',
   'kysely_migration',
   'kysely_migration_lock',
+  'lease_runners',
   'reaper_activity',
   'task_history',
   'task_leases',
@@ -47,6 +49,7 @@ const ALL_MIGRATIONS = [
   '0009_requested_input_flag',
   '0010_lease_indexes_for_hot_heartbeats',
   '0011_runner_on_task_row',
+  '0012_leases_listed_by_heartbeat',
 ];
 
 const resources = useTestResources(database);

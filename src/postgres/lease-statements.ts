@@ -35,7 +35,39 @@ const deadline = (leaseMs: unknown) => sql`now() + ${leaseMs}::float8 * interval
 
 type Runner = { runnerId: string };
 type Leasing = Runner & { leaseMs: number };
+/** This runner's tasks not yet in task_leases, and those that are. */
+type Listing = Runner & { listIds: string[]; renewIds: string[] };
+
+/**
+ * CTEs (to follow `WITH`) giving this runner's leases the deadline `until`: the listed ones are
+ * renewed, the others get their lease row, taken as of the task's creation. `held` selects the ids
+ * of the leases the runner still holds; a task it lost (rescued, cancelled elsewhere) is not there.
+ */
+function listingAndRenewing(
+  { tables }: StoreDatabase,
+  param: <K extends keyof Listing>(name: K) => Listing[K],
+  until: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  return sql`
+    listed AS (
+      UPDATE ${tables.tasks} SET leased = true
+       WHERE task_id = ANY(${param('listIds')}::text[]) AND runner_id = ${param('runnerId')}::text AND NOT leased AND ${isOpen}
+      RETURNING task_id, created_at),
+    inserted AS (
+      INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at, task_synced)
+      SELECT task_id, ${param('runnerId')}, ${until}, created_at, true FROM listed
+      RETURNING task_id),
+    renewed AS (
+      UPDATE ${tables.task_leases} SET expires_at = ${until}
+       WHERE runner_id = ${param('runnerId')} AND task_id = ANY(${param('renewIds')}::text[])
+      RETURNING task_id),
+    held AS (SELECT task_id FROM inserted UNION ALL SELECT task_id FROM renewed)`;
+}
+
+/** Migration 0012's deadline of a runner, shared by its leases not yet listed. */
+const runnerDeadline = sql`(beat_at + lease_ms * interval '1 millisecond')`;
 export type RescuedRow = { task_id: string; tool_name: string; runner_id: string | null; lost_runner: string | null; expires_at: Date; attempts: number };
+export type DeadRunner = { runner_id: string; listed_from: Date; expires_at: Date };
 export type ClaimedRow = { task_id: string; attempts: number; lost_runner: string | null; lost_status: string | null };
 
 export function leaseStatements(database: StoreDatabase) {
@@ -58,20 +90,32 @@ export function leaseStatements(database: StoreDatabase) {
       WITH released AS (
              UPDATE ${tables.tasks} SET runner_id = NULL
               WHERE task_id = ${param('taskId')} AND runner_id = ${param('runnerId')}::text AND ${withinLockTimeout(param('lockTimeout'))}
-             RETURNING task_id)
-      DELETE FROM ${tables.task_leases} WHERE task_id IN (SELECT task_id FROM released)
-      RETURNING task_id`),
+             RETURNING task_id),
+           ${endingLeases(database, sql`SELECT task_id FROM released`)}
+      SELECT task_id FROM released`),
 
-    /** The heartbeat: every lease this runner still holds, in one statement; returns those renewed. */
-    renew: compileQuery<Leasing & { taskIds: string[] }, { task_id: string }>(db, (param) => sql`
-      UPDATE ${tables.task_leases} SET expires_at = ${deadline(param('leaseMs'))}
-       WHERE runner_id = ${param('runnerId')} AND task_id = ANY(${param('taskIds')}::text[])
-      RETURNING task_id`),
+    /**
+     * The heartbeat, one statement however many tasks: keeps this runner alive (migration 0012),
+     * lists the tasks it created since its last beat (their lease rows), and renews its listed
+     * leases. Returns the database clock, truncated as creation times are, and the tasks it still
+     * holds.
+     */
+    beat: compileQuery<Leasing & Listing & { listedFromMs: number | null }, { clock_ms: number; task_ids: string[] }>(db, (param) => sql`
+      WITH runner AS (
+             INSERT INTO ${tables.lease_runners} AS r (runner_id, lease_ms, started_at, beat_at, listed_from)
+             VALUES (${param('runnerId')}, ${param('leaseMs')}, now(), now(),
+                     coalesce(to_timestamp(${param('listedFromMs')}::float8 / 1000), date_trunc('milliseconds', now())))
+             ON CONFLICT (runner_id) DO UPDATE
+                SET lease_ms = excluded.lease_ms, beat_at = excluded.beat_at,
+                    listed_from = coalesce(to_timestamp(${param('listedFromMs')}::float8 / 1000), r.listed_from)),
+           ${listingAndRenewing(database, param, deadline(param('leaseMs')))}
+      SELECT (extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::float8 AS clock_ms,
+             ARRAY(SELECT task_id::text FROM held) AS task_ids`),
 
-    /** Makes this runner's leases due now, for the next rescuer pass. */
-    abandon: compileQuery<Runner & { taskIds: string[] }, never>(db, (param) => sql`
-      UPDATE ${tables.task_leases} SET expires_at = now()
-       WHERE runner_id = ${param('runnerId')} AND task_id = ANY(${param('taskIds')}::text[])`),
+    /** Makes this runner's leases due now, for the next rescuer pass, listing those not yet listed. */
+    abandon: compileQuery<Runner & Listing, never>(db, (param) => sql`
+      WITH ${listingAndRenewing(database, param, sql`now()`)}
+      SELECT count(*) FROM held`),
 
     /**
      * Rescued tasks of the given tools waiting for a resume, taken by this runner. It writes the
@@ -93,7 +137,7 @@ export function leaseStatements(database: StoreDatabase) {
       db,
       (param) =>
         db
-          .selectFrom('task_leases')
+          .selectFrom('execution_leases')
           .select(['runner_id', 'expires_at', 'attempts', 'lost_runner'])
           .where('task_id', '=', param('taskId')),
     ),
@@ -109,6 +153,33 @@ export function leaseStatements(database: StoreDatabase) {
        ORDER BY l.expires_at
        LIMIT ${param('limit')}
          FOR UPDATE OF l, t SKIP LOCKED`),
+
+    /** Runners whose deadline passed: their tasks not yet listed are the rescuer's too. */
+    deadRunners: compileQuery<Record<string, never>, DeadRunner>(db, () => sql`
+      SELECT runner_id, listed_from, ${runnerDeadline} AS expires_at FROM ${tables.lease_runners}
+       WHERE ${runnerDeadline} < now()`),
+
+    /** The rescuer's batch of a dead runner's tasks not yet listed, found by creation time. */
+    unlisted: compileQuery<{ runnerId: string; listedFrom: Date; expiresAt: Date; limit: number }, RescuedRow>(db, (param) => sql`
+      SELECT task_id, tool_name, runner_id, NULL::text AS lost_runner, ${param('expiresAt')}::timestamptz AS expires_at, 0 AS attempts
+        FROM ${tables.tasks}
+       WHERE created_at >= ${param('listedFrom')} AND runner_id = ${param('runnerId')}::text AND NOT leased
+         AND status = 'working' AND ${isLive}
+       ORDER BY created_at
+       LIMIT ${param('limit')}
+         FOR UPDATE SKIP LOCKED`),
+
+    /**
+     * Forgets the dead runners no open task is left unlisted by. A heartbeat that renewed a runner
+     * meanwhile keeps it: the deadline is checked again on the row's latest version.
+     */
+    forgetDeadRunners: compileQuery<Record<string, never>, never>(db, () => sql`
+      DELETE FROM ${tables.lease_runners} AS r
+       WHERE ${runnerDeadline} < now()
+         AND NOT EXISTS (
+           SELECT FROM ${tables.tasks} AS t
+            WHERE t.created_at >= r.listed_from AND t.runner_id = r.runner_id AND NOT t.leased AND t.status IN ('working', 'input_required')
+              AND ${taskIsLive})`),
 
     /** Fails rescued tasks, with the history naming who was lost and who rescued, and ends their leases. */
     failRescued: compileQuery<Runner & { rescuedJson: string }, { task_id: string }>(db, (param) => sql`
@@ -135,20 +206,22 @@ export function leaseStatements(database: StoreDatabase) {
     resumeRescued: compileQuery<Leasing & { rescuedJson: string }, { task_id: string }>(db, (param) => sql`
       WITH rescued AS (
              SELECT * FROM jsonb_to_recordset(${param('rescuedJson')}::jsonb) AS r(task_id text, lost_runner text, message text)),
+           -- A task rescued before its runner listed it gets its lease row here.
            released AS (
-             UPDATE ${tables.task_leases} AS l
-                SET runner_id = NULL, lost_runner = r.lost_runner, attempts = l.attempts + 1,
-                    expires_at = ${deadline(param('leaseMs'))},
+             INSERT INTO ${tables.task_leases} AS l
+                    (task_id, runner_id, expires_at, acquired_at, attempts, lost_runner, lost_status, task_synced)
+             SELECT r.task_id, NULL, ${deadline(param('leaseMs'))}, t.created_at, 1, r.lost_runner, t.status_message, true
+               FROM rescued AS r JOIN ${tables.tasks} AS t USING (task_id)
+             ON CONFLICT (task_id) DO UPDATE
+                SET runner_id = NULL, lost_runner = excluded.lost_runner, attempts = l.attempts + 1,
+                    expires_at = excluded.expires_at,
                     -- The message before this statement's; a resumed run lost before it reported
                     -- any progress keeps the progress of the run before it.
-                    lost_status = (SELECT CASE WHEN t.status_message LIKE ${sql.lit(`${RESUMING_PREFIX}%`)} THEN l.lost_status ELSE t.status_message END
-                                     FROM ${tables.tasks} AS t WHERE t.task_id = l.task_id)
-               FROM rescued AS r
-              WHERE l.task_id = r.task_id
+                    lost_status = CASE WHEN excluded.lost_status LIKE ${sql.lit(`${RESUMING_PREFIX}%`)} THEN l.lost_status ELSE excluded.lost_status END
              RETURNING l.task_id),
            changed AS (
              UPDATE ${tables.tasks} AS t
-                SET previous_status = t.status, status_message = r.message, runner_id = '', last_updated_at = now()
+                SET previous_status = t.status, status_message = r.message, runner_id = '', leased = true, last_updated_at = now()
                FROM rescued AS r
               WHERE t.task_id = r.task_id AND t.task_id IN (SELECT task_id FROM released)
              RETURNING t.task_id, t.tool_name, t.owner, t.last_updated_at, t.status, t.status_message, r.lost_runner),

@@ -4,12 +4,14 @@
  * them, and the rescuer.
  *
  * The heartbeat renews every lease the instance holds in one statement per interval, and learns
- * from it which ones it lost (a rescue, a cancel elsewhere). An instance with resume hooks also
+ * from it which ones it lost (a rescue, a cancel elsewhere). A task created with a lease has no
+ * lease row until the next beat lists it (migration 0012): until then its lease is the runner's
+ * own, and the beat tells the database from which creation time on it may have tasks unlisted. An instance with resume hooks also
  * claims rescued tasks of its tools on each beat. The rescuer runs in the reaper's way: one
  * instance at a time under the `rescue` phase's advisory lock, in batches of locked rows, each
  * recorded in reaper_activity.
  */
-import { TaskStoreError } from '../contract/errors.js';
+import { storeClosed, TaskStoreError } from '../contract/errors.js';
 import {
   lostRunnerError,
   newRunnerId,
@@ -38,17 +40,37 @@ export interface LeaseHost {
   database: StoreDatabase;
   calls: StoreCalls;
   telemetry: StoreTelemetry;
-  /** createTask, leased to `runnerId` in the same statement. */
-  createLeased(input: CreateTaskInput, lease: { runnerId: string; leaseMs: number }): Promise<LeasedTask>;
+  /** createTask, naming `runner.runnerId` as its runner; its write runs inside `runner.inserting`. */
+  createLeased(input: CreateTaskInput, runner: LeasedInserts): Promise<LeasedTask>;
   /** Told of the tasks a rescue on this instance failed, once committed. */
   rescueFailed(taskIds: string[]): void;
 }
 
-export class PostgresLeases implements TaskLeases {
+/** How the store writes a task leased to this runner. */
+export interface LeasedInserts {
+  readonly runnerId: string;
+  /** Runs the write of task `taskId`, created with this runner's lease, so the heartbeat lists it. */
+  inserting<R>(taskId: string, insert: () => Promise<R>): Promise<R>;
+}
+
+export class PostgresLeases implements TaskLeases, LeasedInserts {
   readonly runnerId = newRunnerId();
   private readonly statements: LeaseStatements;
   /** The tasks this instance runs: what each heartbeat renews. */
   private readonly held = new Set<string>();
+  /** Of those, the ones created since the last beat, with no lease row yet. */
+  private readonly unlisted = new Set<string>();
+  /**
+   * Creates in flight, each with the database clock of the last beat heard back from before it
+   * was sent: its task's creation time is no earlier.
+   */
+  private readonly creating = new Set<{ notBeforeMs: number }>();
+  /** The database clock of the last beat heard back from; null before the first. */
+  private clockMs: number | null = null;
+  /** Whether this instance creates leased tasks, and so keeps its runner alive by beating. */
+  private creates = false;
+  /** When (performance.now()) the last beat that came back was sent. */
+  private lastBeatSentAt = -Infinity;
   private readonly hooks = new ResumeHooks();
   private readonly resuming = new Set<Promise<void>>();
   private heartbeat: NodeJS.Timeout | null = null;
@@ -64,14 +86,29 @@ export class PostgresLeases implements TaskLeases {
     automaticRescue: boolean,
   ) {
     this.statements = leaseStatements(host.database);
-    this.heartbeat = setInterval(() => void this.beat(), settings.heartbeatMs).unref();
+    this.heartbeat = setInterval(() => void this.beat().catch((error: unknown) => this.host.telemetry.leaseTrouble('heartbeat', error)), settings.heartbeatMs).unref();
     if (automaticRescue) this.rescuer = setInterval(() => void this.rescueInBackground(), settings.rescueIntervalMs).unref();
   }
 
-  async createLeasedTask(input: CreateTaskInput): Promise<LeasedTask> {
-    const created = await this.host.createLeased(input, { runnerId: this.runnerId, leaseMs: this.settings.leaseMs });
-    this.held.add(created.taskId);
-    return created;
+  createLeasedTask(input: CreateTaskInput): Promise<LeasedTask> {
+    return this.host.createLeased(input, this);
+  }
+
+  async inserting<R>(taskId: string, insert: () => Promise<R>): Promise<R> {
+    this.creates = true;
+    // A runner whose deadline passes would lose a new task to the rescuer before it beats again.
+    if (performance.now() - this.lastBeatSentAt > this.settings.leaseMs - this.settings.heartbeatMs) await this.beat();
+    if (this.clockMs === null) throw storeClosed();
+    const creating = { notBeforeMs: this.clockMs };
+    this.creating.add(creating);
+    try {
+      const inserted = await insert();
+      this.held.add(taskId);
+      this.unlisted.add(taskId);
+      return inserted;
+    } finally {
+      this.creating.delete(creating);
+    }
   }
 
   async acquireLease(taskId: string): Promise<boolean> {
@@ -97,13 +134,15 @@ export class PostgresLeases implements TaskLeases {
 
   async abandonLeases(): Promise<number> {
     return this.host.calls.run(async () => {
-      const taskIds = [...this.held];
+      const listing = this.listing();
       this.held.clear();
-      if (taskIds.length === 0) return 0;
+      this.unlisted.clear();
+      const count = listing.listIds.length + listing.renewIds.length;
+      if (count === 0) return 0;
       // A heartbeat under way still renews the leases it read before they were let go: after it.
-      await this.beating;
-      await this.statements.abandon.execute(this.host.database.db, { runnerId: this.runnerId, taskIds });
-      return taskIds.length;
+      await this.beating?.catch(() => undefined);
+      await this.statements.abandon.execute(this.host.database.db, { runnerId: this.runnerId, ...listing });
+      return count;
     });
   }
 
@@ -130,6 +169,7 @@ export class PostgresLeases implements TaskLeases {
   /** The task left this instance's hands: settled, cancelled or handed on by this instance. */
   ended(taskId: string): void {
     this.held.delete(taskId);
+    this.unlisted.delete(taskId);
   }
 
   async close(): Promise<void> {
@@ -151,7 +191,7 @@ export class PostgresLeases implements TaskLeases {
       let batch: { result: RescueResult & { failedIds: string[]; rows: number }; at: Date } | null;
       try {
         batch = await inPhaseLock(this.host.database, 'rescue', async (trx) => {
-          const { rows } = await this.statements.expired.execute(trx, { limit });
+          const rows = await this.expiredLeases(trx, limit);
           return { ...(await this.rescue(trx, rows)), rows: rows.length };
         });
       } catch (error) {
@@ -166,10 +206,28 @@ export class PostgresLeases implements TaskLeases {
       this.host.rescueFailed(batch.result.failedIds);
       if (batch.result.rows < limit) break;
     }
+    await this.statements.forgetDeadRunners.execute(this.host.database.db, {});
     if (startedAt !== null) await recordActivity(this.host.database, 'rescue', startedAt, total.failed + total.resumed);
     this.host.telemetry.rescued(total);
     if (total.resumed > 0) await this.claim();
     return total;
+  }
+
+  /** Expired listed leases, then the unlisted tasks of dead runners, up to `limit` in all. */
+  private async expiredLeases(trx: StoreDatabase['db'], limit: number): Promise<RescuedRow[]> {
+    const { rows } = await this.statements.expired.execute(trx, { limit });
+    if (rows.length === limit) return rows;
+    for (const runner of (await this.statements.deadRunners.execute(trx, {})).rows) {
+      const { rows: unlisted } = await this.statements.unlisted.execute(trx, {
+        runnerId: runner.runner_id,
+        listedFrom: runner.listed_from,
+        expiresAt: runner.expires_at,
+        limit: limit - rows.length,
+      });
+      rows.push(...unlisted);
+      if (rows.length === limit) break;
+    }
+    return rows;
   }
 
   /** Applies each tool's policy to a locked batch of expired leases. */
@@ -205,26 +263,45 @@ export class PostgresLeases implements TaskLeases {
   }
 
   private beat(): Promise<void> {
-    this.beating ??= this.renewAndClaim()
-      .catch((error: unknown) => this.host.telemetry.leaseTrouble('heartbeat', error))
-      .finally(() => (this.beating = null));
+    this.beating ??= this.renewAndClaim().finally(() => (this.beating = null));
     return this.beating;
   }
 
   private async renewAndClaim(): Promise<void> {
     if (this.stopped) return;
-    const taskIds = [...this.held];
-    if (taskIds.length > 0) {
-      const { rows } = await this.statements.renew.execute(this.host.database.db, {
-        runnerId: this.runnerId,
-        leaseMs: this.settings.leaseMs,
-        taskIds,
-      });
-      const renewed = new Set(rows.map((row) => row.task_id));
-      // Gone from under us: ended by another instance (a cancel), or rescued after a late beat.
-      for (const taskId of taskIds) if (!renewed.has(taskId)) this.held.delete(taskId);
-    }
+    if (this.creates || this.held.size > 0) await this.renew();
     await this.claim();
+  }
+
+  private async renew(): Promise<void> {
+    const listing = this.listing();
+    const sentAt = performance.now();
+    const { rows } = await this.statements.beat.execute(this.host.database.db, {
+      runnerId: this.runnerId,
+      leaseMs: this.settings.leaseMs,
+      listedFromMs: this.listedFromMs(),
+      ...listing,
+    });
+    this.clockMs = rows[0]!.clock_ms;
+    this.lastBeatSentAt = sentAt;
+    const stillHeld = new Set(rows[0]!.task_ids);
+    for (const taskId of listing.listIds) this.unlisted.delete(taskId);
+    // Gone from under us: ended by another instance (a cancel), or rescued after a late beat.
+    for (const taskId of [...listing.listIds, ...listing.renewIds]) if (!stillHeld.has(taskId)) this.held.delete(taskId);
+  }
+
+  private listing(): { listIds: string[]; renewIds: string[] } {
+    return { listIds: [...this.unlisted], renewIds: [...this.held].filter((taskId) => !this.unlisted.has(taskId)) };
+  }
+
+  /**
+   * After this beat, the tasks left unlisted are those of the creates in flight now and of those
+   * sent later: none was created before the clock of the last beat heard back from before it.
+   */
+  private listedFromMs(): number | null {
+    let from = this.clockMs;
+    for (const create of this.creating) from = Math.min(from ?? create.notBeforeMs, create.notBeforeMs);
+    return from;
   }
 
   /** Takes rescued tasks of the tools this instance can resume, and runs their hooks. */
@@ -251,7 +328,7 @@ export class PostgresLeases implements TaskLeases {
       if (outcome === 'unregistered') {
         // Due again at once, so the next rescue counts the attempt and applies the policy.
         this.held.delete(taskId);
-        await this.statements.abandon.execute(this.host.database.db, { runnerId: this.runnerId, taskIds: [taskId] });
+        await this.statements.abandon.execute(this.host.database.db, { runnerId: this.runnerId, listIds: [], renewIds: [taskId] });
       } else if (this.held.has(taskId)) {
         await this.releaseLease(taskId);
       }

@@ -39,7 +39,7 @@ import { listenerFor, type NotificationListener, type ListenerState, type Listen
 import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
 import { createPool, guardPool, storeConnections } from './pool.js';
 import { runCompiledDirectly } from './compiled-query.js';
-import { PostgresLeases, type LeaseHost } from './leases.js';
+import { PostgresLeases, type LeaseHost, type LeasedInserts } from './leases.js';
 import type { LeasingTaskStore } from '../contract/leases.js';
 import { Reaper, type ReaperPass } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
@@ -107,8 +107,8 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
     this.reaper.onPass((outcome, durationMs) => this.telemetry.reaperPassed(outcome, durationMs));
     const leaseHost = { store: this, database: this.database, calls: this.calls, telemetry: this.telemetry };
     const rescueFailed = (taskIds: string[]) => taskIds.forEach((id) => this.transitioned(id, 'failed'));
-    const createLeased: LeaseHost['createLeased'] = (input, lease) =>
-      this.create(input, (db, task) => this.statements.insertLeased.execute(db, { ...task, ...lease })).then(
+    const createLeased: LeaseHost['createLeased'] = (input, runner) =>
+      this.create(input, (db, task) => this.statements.insertLeased.execute(db, { ...task, runnerId: runner.runnerId }), runner).then(
         ({ taskId, token, task, row }) => ({ taskId, token, task: createdTask(task, row.created_ms) }));
     this.leases = new PostgresLeases({ ...leaseHost, createLeased, rescueFailed }, settings.leases, settings.reaper !== false);
     this.listener?.onStateChange((change) => this.telemetry.listenerChanged(change));
@@ -338,7 +338,11 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
   }
 
   /** createTask by `insert`, the statement that writes the task (and its lease, for a runner). */
-  private create<R extends TimeLeft>(input: CreateTaskInput, insert: (db: StoreDatabase['db'], task: NewTask) => Promise<{ rows: R[] }>) {
+  private create<R extends TimeLeft>(
+    input: CreateTaskInput,
+    insert: (db: StoreDatabase['db'], task: NewTask) => Promise<{ rows: R[] }>,
+    runner?: LeasedInserts,
+  ) {
     return this.calls.run(async () => {
       const parsed = validate.createTask(input);
       const argumentsJson = checkedPayload('arguments', parsed.arguments ?? null, this.maxPayloadBytes).json;
@@ -352,7 +356,8 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
         ttlMs: parsed.ttlMs === undefined ? this.defaultTtlMs : parsed.ttlMs,
         pollIntervalMs: parsed.pollIntervalMs ?? null,
       };
-      const row = await this.retention.insert(task, (db) => insert(db, task));
+      const write = () => this.retention.insert(task, (db) => insert(db, task));
+      const row = await (runner ? runner.inserting(taskId, write) : write());
       this.telemetry.transitioned('working');
       return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry), task, row };
     });

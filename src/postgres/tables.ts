@@ -81,6 +81,27 @@ export interface TaskLeasesTable {
   task_synced: Generated<boolean>;
 }
 
+/** Migration 0012: a store instance creating leased tasks, renewed by its heartbeats. */
+interface LeaseRunnersTable {
+  runner_id: string;
+  lease_ms: Int8;
+  started_at: Timestamp;
+  beat_at: Timestamp;
+  /** The runner's tasks not yet in task_leases were all created at or after this. */
+  listed_from: Timestamp;
+}
+
+/** Migration 0012's view: every lease in force, listed in task_leases or not yet. */
+interface ExecutionLeasesView {
+  task_id: string;
+  runner_id: string | null;
+  expires_at: Timestamp;
+  acquired_at: Timestamp;
+  attempts: number;
+  lost_runner: string | null;
+  lost_status: string | null;
+}
+
 /** Migration 0002: written by the SDK integration (src/sdk), deleted with their task by the store. */
 interface TaskSessionsTable {
   task_id: string;
@@ -117,6 +138,8 @@ export interface TaskDatabase {
   task_sessions: TaskSessionsTable;
   task_messages: TaskMessagesTable;
   task_leases: TaskLeasesTable;
+  lease_runners: LeaseRunnersTable;
+  execution_leases: ExecutionLeasesView;
 }
 
 /** The database a store works on: Kysely bound to the schema, and the schema's tables for raw SQL. */
@@ -140,6 +163,8 @@ export function storeDatabase(db: Kysely<TaskDatabase>, schema: string): StoreDa
       task_sessions: table('task_sessions'),
       task_messages: table('task_messages'),
       task_leases: table('task_leases'),
+      lease_runners: table('lease_runners'),
+      execution_leases: table('execution_leases'),
     },
   };
 }

@@ -63,7 +63,7 @@ export function taskStatements(database: StoreDatabase) {
     SELECT ${param('taskId')}, ${param('owner')}, ${param('toolName')}, ${param('argumentsJson')}::jsonb,
            'working', ${param('statusMessage')}, clock.now, clock.now, ${param('ttlMs')}::bigint,
            clock.now + ${param('ttlMs')}::float8 * interval '1 millisecond', ${param('pollIntervalMs')}::bigint,
-           ${runner === null ? sql`false, NULL` : sql`true, ${runner}::text`}
+           false, ${runner === null ? sql`NULL` : sql`${runner}::text`}
       FROM (SELECT date_trunc('milliseconds', now()) AS now) AS clock
     RETURNING ${TRANSITION_COLUMNS}, created_at, ttl_ms, poll_interval_ms, meta, ${msUntilExpiry}`;
   return {
@@ -71,18 +71,15 @@ export function taskStatements(database: StoreDatabase) {
     insert: compileQuery<NewTask, TimeLeft>(db, (param) => recordingTransition(database, inserting(param, null), sql`ms_until_expiry`)),
 
     /**
-     * `insert`, with the lease of the instance that will run the task, in the same statement. It
-     * returns the creation time, all the runner lacks to know the task as created (`createdTask`).
+     * `insert`, naming the instance that will run the task: its lease is the runner's until the
+     * runner's next heartbeat lists it (migration 0012). It returns the creation time, all the
+     * runner lacks to know the task as created (`createdTask`).
      */
-    insertLeased: compileQuery<NewTask & { runnerId: string; leaseMs: number }, CreatedAt & TimeLeft>(db, (param) =>
+    insertLeased: compileQuery<NewTask & { runnerId: string }, CreatedAt & TimeLeft>(db, (param) =>
       recordingTransition(
         database,
         inserting(param, param('runnerId')),
         sql`(extract(epoch FROM created_at) * 1000)::float8 AS created_ms, ms_until_expiry`,
-        sql`leased AS (
-              INSERT INTO ${tables.task_leases} (task_id, runner_id, expires_at, acquired_at, task_synced)
-              SELECT task_id, ${param('runnerId')}, now() + ${param('leaseMs')}::float8 * interval '1 millisecond', now(), true
-                FROM changed)`,
       ),
     ),
 
