@@ -115,6 +115,54 @@ describe('leases across instances', () => {
     expect(outcomes.kept + outcomes.rescued).toBe(20);
   });
 
+  it('a runner that dies before its first heartbeat lists a task: the rescue finds the task by its runner, then forgets the runner', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: QUICK });
+    const rescuer = stores.open(schema, { leases: QUICK });
+    const id = await leased(runner);
+    await runner.close();
+    const diedAt = Date.now();
+    const query = async (text: string) => (await stores.pool().query(text, [id])).rows;
+    expect(await query(`SELECT FROM ${schema}.task_leases WHERE task_id = $1`), 'no lease row yet').toHaveLength(0);
+    expect(await query(`SELECT runner_id FROM ${schema}.execution_leases WHERE task_id = $1`)).toStrictEqual([{ runner_id: runner.leases.runnerId }]);
+
+    await eventually('the rescue', async () => (await rescuer.leases.rescueLostTasks()).failed === 1);
+    expect(Date.now() - diedAt, 'from the death to the rescue').toBeLessThan(QUICK.leaseMs + 1_000);
+    expect((await rescuer.getTask(id))?.status).toBe('failed');
+    expect(await rescues(schema, id)).toMatchObject([{ lost_runner: runner.leases.runnerId, rescued_by: rescuer.leases.runnerId, outcome: 'failed' }]);
+    const runners = await query(`SELECT runner_id FROM ${schema}.lease_runners WHERE $1::text IS NOT NULL`);
+    expect(runners, 'the dead runner, with nothing left to rescue, forgotten').toStrictEqual([]);
+  });
+
+  it('a create in flight across a heartbeat stays within reach of the rescue', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: QUICK, limits: { maxTasksPerOwner: 10 } });
+    const rescuer = stores.open(schema, { leases: QUICK });
+    await leased(runner); // registers the runner, whose heartbeat now beats
+    // The quota's owner lock holds the next create inside its transaction, already begun.
+    const holder = await stores.pool().connect();
+    const lockName = `${schema} owner ${JSON.stringify('alice')}`;
+    await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lockName]);
+    const creating = runner.leases.createLeasedTask({ toolName: TOOL, owner: 'alice', ttlMs: 600_000 });
+    const beatAt = async () =>
+      (await stores.pool().query(`SELECT beat_at FROM ${schema}.lease_runners WHERE runner_id = $1`, [runner.leases.runnerId])).rows[0].beat_at as Date;
+    const before = await beatAt();
+    await eventually('two heartbeats while the create waits', async () => (await beatAt()).getTime() > before.getTime() + QUICK.heartbeatMs);
+    await holder.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockName]);
+    holder.release();
+    const { taskId } = await creating;
+    await runner.close(); // before a heartbeat can list the task
+
+    const { rows } = await stores.pool().query(
+      `SELECT t.created_at < r.beat_at AS created_before_last_beat, t.created_at >= r.listed_from AS within_reach, t.leased
+         FROM ${schema}.tasks AS t JOIN ${schema}.lease_runners AS r USING (runner_id) WHERE t.task_id = $1`,
+      [taskId],
+    );
+    expect(rows).toStrictEqual([{ created_before_last_beat: true, within_reach: true, leased: false }]);
+    await eventually('the rescue', async () => (await rescuer.leases.rescueLostTasks()).failed >= 1);
+    expect((await rescuer.getTask(taskId))?.status).toBe('failed');
+  });
+
   it('a runner cut off from the database keeps running, but the rescue’s outcome is the only one', async () => {
     const schema = await stores.schema();
     const role = await roles(schema);

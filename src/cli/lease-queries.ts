@@ -5,6 +5,20 @@
 import { sql } from 'kysely';
 import type { CliDatabase } from './database.js';
 
+/**
+ * Where the schema keeps its leases: the `execution_leases` view (migration 0012), which also
+ * shows the tasks a runner has not yet listed in `task_leases`; that table alone on a schema from
+ * 0007 to 0011; null before leases.
+ */
+export async function leaseRelation(database: CliDatabase): Promise<ReturnType<typeof sql.table> | null> {
+  const { rows } = await sql<{ view: boolean; table: boolean }>`
+    SELECT to_regclass(${`${database.schema}.execution_leases`}) IS NOT NULL AS view,
+           to_regclass(${`${database.schema}.task_leases`}) IS NOT NULL AS table`.execute(database.db);
+  const found = rows[0]!;
+  if (!found.table) return null;
+  return sql.table(`${database.schema}.${found.view ? 'execution_leases' : 'task_leases'}`);
+}
+
 export interface TaskLeaseLine {
   /** null: rescued, waiting for an instance to resume it. */
   runnerId: string | null;
@@ -17,10 +31,11 @@ export interface TaskLeaseLine {
 
 /** The leases of some tasks, by task id. */
 export async function readLeases(database: CliDatabase, taskIds: string[]): Promise<Map<string, TaskLeaseLine>> {
-  if (taskIds.length === 0) return new Map();
+  const leases = taskIds.length === 0 ? null : await leaseRelation(database);
+  if (leases === null) return new Map();
   const { rows } = await sql<{ task_id: string; runner_id: string | null; expires_at: Date; attempts: number; overdue: boolean }>`
     SELECT task_id, runner_id, expires_at, attempts, expires_at < now() AS overdue
-      FROM ${database.tables.task_leases} WHERE task_id = ANY(${taskIds}::text[])`.execute(database.db);
+      FROM ${leases} WHERE task_id = ANY(${taskIds}::text[])`.execute(database.db);
   return new Map(rows.map((row) => [row.task_id, { runnerId: row.runner_id, expiresAt: row.expires_at, attempts: row.attempts, overdue: row.overdue }]));
 }
 
@@ -49,13 +64,12 @@ export interface LeaseSummary {
 
 /** null where the schema predates leases (before 0007). */
 export async function leaseSummary(database: CliDatabase): Promise<LeaseSummary | null> {
-  const { rows: found } = await sql<{ exists: boolean }>`
-    SELECT to_regclass(${`${database.schema}.task_leases`}) IS NOT NULL AS exists`.execute(database.db);
-  if (!found[0]!.exists) return null;
+  const leases = await leaseRelation(database);
+  if (leases === null) return null;
   const [{ rows: runners }, { rows: rescued }] = await Promise.all([
     sql<{ runner_id: string | null; leases: number; overdue: number }>`
       SELECT runner_id, count(*)::int AS leases, count(*) FILTER (WHERE expires_at < now())::int AS overdue
-        FROM ${database.tables.task_leases} GROUP BY runner_id ORDER BY runner_id NULLS LAST`.execute(database.db),
+        FROM ${leases} GROUP BY runner_id ORDER BY runner_id NULLS LAST`.execute(database.db),
     sql<{ failed: number; resumed: number }>`
       SELECT count(*) FILTER (WHERE outcome = 'failed')::int AS failed, count(*) FILTER (WHERE outcome = 'resumed')::int AS resumed
         FROM ${sql.table(`${database.schema}.task_rescues`)} WHERE at > now() - interval '1 day'`.execute(database.db),

@@ -35,7 +35,7 @@ const deadline = (leaseMs: unknown) => sql`now() + ${leaseMs}::float8 * interval
 
 type Runner = { runnerId: string };
 type Leasing = Runner & { leaseMs: number };
-/** This runner's tasks not yet in task_leases, and those that are. */
+/** This runner's tasks not yet in task_leases, and all it holds. */
 type Listing = Runner & { listIds: string[]; renewIds: string[] };
 
 /**

@@ -137,7 +137,7 @@ export class PostgresLeases implements TaskLeases, LeasedInserts {
       const listing = this.listing();
       this.held.clear();
       this.unlisted.clear();
-      const count = listing.listIds.length + listing.renewIds.length;
+      const count = listing.renewIds.length;
       if (count === 0) return 0;
       // A heartbeat under way still renews the leases it read before they were let go: after it.
       await this.beating?.catch(() => undefined);
@@ -287,11 +287,12 @@ export class PostgresLeases implements TaskLeases, LeasedInserts {
     const stillHeld = new Set(rows[0]!.task_ids);
     for (const taskId of listing.listIds) this.unlisted.delete(taskId);
     // Gone from under us: ended by another instance (a cancel), or rescued after a late beat.
-    for (const taskId of [...listing.listIds, ...listing.renewIds]) if (!stillHeld.has(taskId)) this.held.delete(taskId);
+    for (const taskId of listing.renewIds) if (!stillHeld.has(taskId)) this.held.delete(taskId);
   }
 
+  /** All held leases are renewed: one listed meanwhile (a beat under way, an acquire) has its row already. */
   private listing(): { listIds: string[]; renewIds: string[] } {
-    return { listIds: [...this.unlisted], renewIds: [...this.held].filter((taskId) => !this.unlisted.has(taskId)) };
+    return { listIds: [...this.unlisted], renewIds: [...this.held] };
   }
 
   /**

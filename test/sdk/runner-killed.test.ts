@@ -44,7 +44,7 @@ describe('a server killed mid-task', () => {
       const progress = async (taskId: string) =>
         (await admin.query('SELECT status_message FROM mcp_tasks.tasks WHERE task_id = $1', [taskId])).rows[0]?.status_message as string;
       await eventually('both tasks past their first second', async () => (await progress(ids.legacy)).includes(': 1 of') && (await progress(ids.modern)).includes(': 1 of'), 10_000);
-      const { rows: leases } = await admin.query('SELECT runner_id FROM mcp_tasks.task_leases ORDER BY task_id');
+      const { rows: leases } = await admin.query('SELECT runner_id FROM mcp_tasks.execution_leases ORDER BY task_id');
       expect(leases.map((row) => row.runner_id)).toStrictEqual([runnerOf(doomed), runnerOf(doomed)]);
 
       const killedAt = Date.now();
