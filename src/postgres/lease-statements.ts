@@ -66,6 +66,10 @@ function listingAndRenewing(
 
 /** Migration 0012's deadline of a runner, shared by its leases not yet listed. */
 const runnerDeadline = sql`(beat_at + lease_ms * interval '1 millisecond')`;
+
+/** The tasks `t` a runner created and has not listed yet: all created at or after its listed_from. */
+const unlistedBy = (runnerId: unknown, listedFrom: unknown) =>
+  sql<boolean>`(t.created_at >= ${listedFrom} AND t.runner_id = ${runnerId}::text AND NOT t.leased)`;
 export type RescuedRow = { task_id: string; tool_name: string; runner_id: string | null; lost_runner: string | null; expires_at: Date; attempts: number };
 export type DeadRunner = { runner_id: string; listed_from: Date; expires_at: Date };
 export type ClaimedRow = { task_id: string; attempts: number; lost_runner: string | null; lost_status: string | null };
@@ -162,10 +166,9 @@ export function leaseStatements(database: StoreDatabase) {
     /** The rescuer's batch of a dead runner's tasks not yet listed, found by creation time. */
     unlisted: compileQuery<{ runnerId: string; listedFrom: Date; expiresAt: Date; limit: number }, RescuedRow>(db, (param) => sql`
       SELECT task_id, tool_name, runner_id, NULL::text AS lost_runner, ${param('expiresAt')}::timestamptz AS expires_at, 0 AS attempts
-        FROM ${tables.tasks}
-       WHERE created_at >= ${param('listedFrom')} AND runner_id = ${param('runnerId')}::text AND NOT leased
-         AND status = 'working' AND ${isLive}
-       ORDER BY created_at
+        FROM ${tables.tasks} AS t
+       WHERE ${unlistedBy(param('runnerId'), param('listedFrom'))} AND t.status = 'working' AND ${taskIsLive}
+       ORDER BY t.created_at
        LIMIT ${param('limit')}
          FOR UPDATE SKIP LOCKED`),
 
@@ -178,8 +181,7 @@ export function leaseStatements(database: StoreDatabase) {
        WHERE ${runnerDeadline} < now()
          AND NOT EXISTS (
            SELECT FROM ${tables.tasks} AS t
-            WHERE t.created_at >= r.listed_from AND t.runner_id = r.runner_id AND NOT t.leased AND t.status IN ('working', 'input_required')
-              AND ${taskIsLive})`),
+            WHERE ${unlistedBy(sql`r.runner_id`, sql`r.listed_from`)} AND t.status IN ('working', 'input_required') AND ${taskIsLive})`),
 
     /** Fails rescued tasks, with the history naming who was lost and who rescued, and ends their leases. */
     failRescued: compileQuery<Runner & { rescuedJson: string }, { task_id: string }>(db, (param) => sql`

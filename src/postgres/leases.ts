@@ -6,8 +6,8 @@
  * The heartbeat renews every lease the instance holds in one statement per interval, and learns
  * from it which ones it lost (a rescue, a cancel elsewhere). A task created with a lease has no
  * lease row until the next beat lists it (migration 0012): until then its lease is the runner's
- * own, and the beat tells the database from which creation time on it may have tasks unlisted. An instance with resume hooks also
- * claims rescued tasks of its tools on each beat. The rescuer runs in the reaper's way: one
+ * own, and the beat tells the database from which creation time on it may have tasks unlisted.
+ * An instance with resume hooks also claims rescued tasks of its tools on each beat. The rescuer runs in the reaper's way: one
  * instance at a time under the `rescue` phase's advisory lock, in batches of locked rows, each
  * recorded in reaper_activity.
  */
@@ -86,7 +86,8 @@ export class PostgresLeases implements TaskLeases, LeasedInserts {
     automaticRescue: boolean,
   ) {
     this.statements = leaseStatements(host.database);
-    this.heartbeat = setInterval(() => void this.beat().catch((error: unknown) => this.host.telemetry.leaseTrouble('heartbeat', error)), settings.heartbeatMs).unref();
+    const beatInBackground = () => void this.beat().catch((error: unknown) => this.host.telemetry.leaseTrouble('heartbeat', error));
+    this.heartbeat = setInterval(beatInBackground, settings.heartbeatMs).unref();
     if (automaticRescue) this.rescuer = setInterval(() => void this.rescueInBackground(), settings.rescueIntervalMs).unref();
   }
 
@@ -206,8 +207,11 @@ export class PostgresLeases implements TaskLeases, LeasedInserts {
       this.host.rescueFailed(batch.result.failedIds);
       if (batch.result.rows < limit) break;
     }
-    await this.statements.forgetDeadRunners.execute(this.host.database.db, {});
-    if (startedAt !== null) await recordActivity(this.host.database, 'rescue', startedAt, total.failed + total.resumed);
+    if (startedAt !== null) {
+      // Only the instance that held the phase lock: the others had nothing to rescue.
+      await this.statements.forgetDeadRunners.execute(this.host.database.db, {});
+      await recordActivity(this.host.database, 'rescue', startedAt, total.failed + total.resumed);
+    }
     this.host.telemetry.rescued(total);
     if (total.resumed > 0) await this.claim();
     return total;

@@ -12,9 +12,8 @@ import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import type { CancellationToken } from '../contract/cancellation.js';
 import { storeClosed, TaskStoreError } from '../contract/errors.js';
-import { generateTaskId } from '../contract/ids.js';
 import { statusMessages } from '../contract/messages.js';
-import { checkedPayload, encodePayload, type EncodedPayload } from '../contract/retention.js';
+import { encodePayload, type EncodedPayload } from '../contract/retention.js';
 import {
   isTerminal,
   type AppliedInputResponses,
@@ -39,7 +38,7 @@ import { listenerFor, type NotificationListener, type ListenerState, type Listen
 import { storeSettings, type PostgresTaskStoreOptions } from './options.js';
 import { createPool, guardPool, storeConnections } from './pool.js';
 import { runCompiledDirectly } from './compiled-query.js';
-import { PostgresLeases, type LeaseHost, type LeasedInserts } from './leases.js';
+import { PostgresLeases, type LeaseHost } from './leases.js';
 import type { LeasingTaskStore } from '../contract/leases.js';
 import { Reaper, type ReaperPass } from './reaper.js';
 import { RetentionEnforcer } from './retention.js';
@@ -49,8 +48,9 @@ import { TaskGate } from './task-gate.js';
 import { StoreTelemetry } from './telemetry.js';
 import { notificationChannel } from './schema-name.js';
 import { storeDatabase, type StoreDatabase, type TaskDatabase } from './tables.js';
-import { createdTask, toSnapshot, toTaskObject } from './task-rows.js';
-import { listPage, taskStatements, type NewTask, type TaskStatements, type TimeLeft } from './task-statements.js';
+import { toSnapshot, toTaskObject } from './task-rows.js';
+import { listPage, taskStatements, type TaskStatements } from './task-statements.js';
+import { TaskCreation } from './task-creation.js';
 import { TaskWatcher } from './task-watcher.js';
 import { PostgresTaskChanges } from './task-changes.js';
 import type { TaskChangeFeed, TaskWatch } from '../contract/task-changes.js';
@@ -63,11 +63,11 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
   private readonly pool: pg.Pool;
   /** Ends the pool if the store created it; otherwise stops listening on the caller's pool. */
   private readonly releasePool: () => Promise<void>;
-  private readonly defaultTtlMs: number;
   private readonly maxPayloadBytes: number;
   private readonly statements: TaskStatements;
   private readonly inputRequests: InputRequestProtocol;
   private readonly retention: RetentionEnforcer;
+  private readonly creation: TaskCreation;
   private readonly calls: StoreCalls;
   private readonly listener: NotificationListener | null;
   private readonly watcher: TaskWatcher;
@@ -79,7 +79,6 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
   constructor(options: PostgresTaskStoreOptions) {
     const settings = storeSettings(options);
     this.schema = settings.schema;
-    this.defaultTtlMs = settings.defaultTtlMs;
     this.maxPayloadBytes = settings.maxPayloadBytes;
 
     this.pool = settings.pool ?? createPool(settings.connectionString, 10);
@@ -107,9 +106,16 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
     this.reaper.onPass((outcome, durationMs) => this.telemetry.reaperPassed(outcome, durationMs));
     const leaseHost = { store: this, database: this.database, calls: this.calls, telemetry: this.telemetry };
     const rescueFailed = (taskIds: string[]) => taskIds.forEach((id) => this.transitioned(id, 'failed'));
-    const createLeased: LeaseHost['createLeased'] = (input, runner) =>
-      this.create(input, (db, task) => this.statements.insertLeased.execute(db, { ...task, runnerId: runner.runnerId }), runner).then(
-        ({ taskId, token, task, row }) => ({ taskId, token, task: createdTask(task, row.created_ms) }));
+    this.creation = new TaskCreation({
+      calls: this.calls,
+      statements: this.statements,
+      retention: this.retention,
+      watcher: this.watcher,
+      telemetry: this.telemetry,
+      defaultTtlMs: settings.defaultTtlMs,
+      maxPayloadBytes: this.maxPayloadBytes,
+    });
+    const createLeased: LeaseHost['createLeased'] = (input, runner) => this.creation.createLeased(input, runner);
     this.leases = new PostgresLeases({ ...leaseHost, createLeased, rescueFailed }, settings.leases, settings.reaper !== false);
     this.listener?.onStateChange((change) => this.telemetry.listenerChanged(change));
     this.listener?.start();
@@ -149,7 +155,7 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
   }
 
   async createTask(input: CreateTaskInput): Promise<{ taskId: string; token: CancellationToken }> {
-    return this.create(input, (db, task) => this.statements.insert.execute(db, task)).then(({ taskId, token }) => ({ taskId, token }));
+    return this.creation.create(input);
   }
 
   async taskOwner(taskId: string): Promise<{ owner: string | null } | null> {
@@ -335,32 +341,6 @@ export class PostgresTaskStore implements LeasingTaskStore, TaskChangeFeed {
     this.changes.close();
     await this.listener?.close();
     await this.releasePool();
-  }
-
-  /** createTask by `insert`, the statement that writes the task (and its lease, for a runner). */
-  private create<R extends TimeLeft>(
-    input: CreateTaskInput,
-    insert: (db: StoreDatabase['db'], task: NewTask) => Promise<{ rows: R[] }>,
-    runner?: LeasedInserts,
-  ) {
-    return this.calls.run(async () => {
-      const parsed = validate.createTask(input);
-      const argumentsJson = checkedPayload('arguments', parsed.arguments ?? null, this.maxPayloadBytes).json;
-      const taskId = generateTaskId();
-      const task: NewTask = {
-        taskId,
-        owner: parsed.owner ?? null,
-        toolName: parsed.toolName,
-        argumentsJson,
-        statusMessage: statusMessages.created,
-        ttlMs: parsed.ttlMs === undefined ? this.defaultTtlMs : parsed.ttlMs,
-        pollIntervalMs: parsed.pollIntervalMs ?? null,
-      };
-      const write = () => this.retention.insert(task, (db) => insert(db, task));
-      const row = await (runner ? runner.inserting(taskId, write) : write());
-      this.telemetry.transitioned('working');
-      return { taskId, token: this.watcher.holdToken(taskId, row.ms_until_expiry), task, row };
-    });
   }
 
   /** Throws `refusal` if the call would have applied to the task; otherwise the call is a no-op. */
