@@ -169,7 +169,9 @@ const TIMESTAMP_KEYS = new Set(['createdAt', 'lastUpdatedAt']);
 /**
  * Canonical form for comparing answers of two stores: keys sorted (jsonb keeps its own key order),
  * -0 as 0 (jsonb has no -0), task ids through `label`, timestamps dropped, a cursor reduced to its
- * presence and a token to whether it is raised.
+ * presence and a token to whether it is raised. An object becomes a Map of its entries: vitest's
+ * strict equality takes an object's `constructor` property for its type, so two equal objects with
+ * a `constructor` key (`{"constructor": []}` is valid meta) would otherwise never compare equal.
  */
 export function normalize(value: unknown, label: (id: string) => string): unknown {
   if (value instanceof CancellationToken) return { tokenRaised: value.isCancelled };
@@ -184,5 +186,5 @@ export function normalize(value: unknown, label: (id: string) => string): unknow
       if (key === 'nextCursor') return [key, item === null ? null : 'a cursor'];
       return [key, normalize(item, label)];
     });
-  return Object.fromEntries(entries);
+  return new Map(entries);
 }
