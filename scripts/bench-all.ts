@@ -34,7 +34,7 @@ interface Preset {
 
 const PRESETS: Record<string, Preset> = {
   full: {
-    lifecycle: { concurrencies: [1, 16, 64], seconds: 3, rounds: 5, poolSize: 20, pgBoss: true, leaseRounds: 16 },
+    lifecycle: { concurrencies: [1, 16, 64], seconds: 3, rounds: 5, poolSize: 20, pgBoss: true, leaseRounds: 32 },
     wake: { tasks: 1000, pollers: 200 },
     mcp: { concurrencies: [1, 16], seconds: 3, rounds: 5, tasks: 200, latencyConcurrency: 4, pollIntervalMs: 1000 },
     growth: { sizes: [1_000, 1_000_000], rounds: 5, operations: 200 },

@@ -16,7 +16,7 @@ const options = parseOptions('npm run bench -- [options]', {
   rounds: 5,
   poolSize: 20,
   pgBoss: true,
-  leaseRounds: 16,
+  leaseRounds: 32,
 });
 
 await onScriptDatabase((url) => runLifecycleBenchmark(url, options));

@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import type pg from 'pg';
+import pg from 'pg';
 import { MemoryTaskStore, migrate, PostgresTaskStore } from '../../src/index.js';
 import { scriptPool, storeLifecycle } from '../support.js';
 import { startBenchChild, type BenchChild } from './child-process.js';
@@ -59,7 +59,7 @@ export interface HeartbeatCost {
   statementsPerSecond: number;
   /** Lease rows renewed per second. */
   renewalsPerSecond: number;
-  /** One heartbeat statement renewing every lease, median of the timed runs. */
+  /** The store's heartbeat statement renewing every lease, replayed: median of the timed runs. */
   renewMs: number;
 }
 
@@ -203,6 +203,23 @@ export async function runLifecycleBenchmark(connectionString: string, options: L
   }
 }
 
+/** The next heartbeat statement any store in this process sends: its text and values. */
+function nextHeartbeat(): Promise<{ text: string; values: unknown[] }> {
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  return new Promise((resolve) => {
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      // The store sends a named pg.Query, or a text and its values.
+      const [first, second] = args as [string | { text?: string; values?: unknown[] }, unknown[] | undefined];
+      const text = typeof first === 'string' ? first : first.text;
+      if (text?.includes('INSERT INTO') && text.includes('lease_runners')) {
+        pg.Client.prototype.query = query as typeof pg.Client.prototype.query;
+        resolve({ text, values: (typeof first === 'string' ? second : first.values) ?? [] });
+      }
+      return query.apply(this, args);
+    } as typeof pg.Client.prototype.query;
+  });
+}
+
 async function measureLeaseCost(stores: [unleased: Contender, leased: Contender], options: LifecycleOptions): Promise<LeaseCost> {
   const concurrency = LEASE_COST_CONCURRENCY;
   const seconds = options.seconds / 2;
@@ -216,8 +233,8 @@ async function measureLeaseCost(stores: [unleased: Contender, leased: Contender]
 
 /**
  * The instance holding {@link HELD_LEASES} leases and doing nothing else: the lease rows it renews
- * per second over a few beats (each beat is one statement renewing every lease), then one renewal
- * of all of them, timed.
+ * per second over a few beats (each beat is one statement renewing every lease), then its beat
+ * statement, timed.
  */
 async function measureHeartbeat(connectionString: string, leased: PostgresTaskStore, seconds: number): Promise<HeartbeatCost> {
   const probe = scriptPool(connectionString, 1);
@@ -238,18 +255,13 @@ async function measureHeartbeat(connectionString: string, leased: PostgresTaskSt
     await probe.query('SELECT pg_stat_clear_snapshot()');
     const renewalsPerSecond = ((await renewed()) - before) / seconds;
     const statementsPerSecond = renewalsPerSecond / HELD_LEASES;
+    // The heartbeat's own statement (src/postgres/lease-statements.ts, beat) as the store sent it,
+    // replayed with its parameters: each run is a full beat of all the leases.
+    const beat = await nextHeartbeat();
     const times: number[] = [];
-    const runner = leased.leases.runnerId;
-    const { rows } = await probe.query<{ task_id: string }>(`SELECT task_id FROM ${SCHEMAS.store}.task_leases WHERE runner_id = $1`, [runner]);
-    const taskIds = rows.map((row) => row.task_id);
-    // The heartbeat's own statement (src/postgres/lease-statements.ts, renew), with its parameters.
     for (let i = 0; i < 20; i++) {
       const started = performance.now();
-      await probe.query(
-        `UPDATE ${SCHEMAS.store}.task_leases SET expires_at = now() + 10000::float8 * interval '1 millisecond'
-          WHERE runner_id = $1 AND task_id = ANY($2::text[]) RETURNING task_id`,
-        [runner, taskIds],
-      );
+      await probe.query(beat.text, beat.values);
       times.push(performance.now() - started);
     }
     times.sort((a, b) => a - b);

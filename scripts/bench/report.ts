@@ -97,7 +97,7 @@ function heartbeatLines(heartbeat: LifecycleResult['heartbeat']): string[] {
     '',
     `Heartbeat: an instance holding ${n(heartbeat.leasedTasks)} leases with a beat every ${heartbeat.heartbeatMs} ms runs ` +
       `**${heartbeat.statementsPerSecond.toFixed(2)} heartbeat statements/s** (${n(heartbeat.renewalsPerSecond)} lease renewals/s); ` +
-      `one renewal of all of them takes ${heartbeat.renewMs.toFixed(1)} ms. "${LEASED_STORE}" runs its lifecycles leased while ` +
+      `one heartbeat statement renewing all of them takes ${heartbeat.renewMs.toFixed(1)} ms. "${LEASED_STORE}" runs its lifecycles leased while ` +
       'that heartbeat goes on.',
   ];
 }
