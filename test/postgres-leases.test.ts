@@ -163,6 +163,29 @@ describe('leases across instances', () => {
     expect((await rescuer.getTask(taskId))?.status).toBe('failed');
   });
 
+  it('a create waits for the heartbeat when the last one heard back is older than the lease less one interval', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: QUICK });
+    await leased(runner); // registers the runner
+    // The runner's row locked: its heartbeat hangs, as on an overloaded server.
+    const holder = await stores.pool().connect();
+    let created = false;
+    let creating: Promise<string>;
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT FROM ${schema}.lease_runners WHERE runner_id = $1 FOR UPDATE`, [runner.leases.runnerId]);
+      await sleep(QUICK.leaseMs);
+      creating = leased(runner).then((id) => ((created = true), id));
+      await sleep(QUICK.leaseMs);
+      expect(created, 'a task the rescuer could take as soon as it is written').toBe(false);
+    } finally {
+      await holder.query('COMMIT');
+      holder.release();
+    }
+    const id = await creating!;
+    expect((await runner.getTask(id))?.status, 'written once the heartbeat came back').toBe('working');
+  });
+
   it('a runner cut off from the database keeps running, but the rescue’s outcome is the only one', async () => {
     const schema = await stores.schema();
     const role = await roles(schema);
