@@ -55,7 +55,7 @@ export interface LeaseCost {
 export interface HeartbeatCost {
   leasedTasks: number;
   heartbeatMs: number;
-  /** Heartbeat statements per second: lease renewals per second over the leases each one renews. */
+  /** Heartbeat statements sent per second, counted as the store sends them. */
   statementsPerSecond: number;
   /** Lease rows renewed per second. */
   renewalsPerSecond: number;
@@ -151,7 +151,7 @@ export async function runLifecycleBenchmark(connectionString: string, options: L
   });
   for (let i = 0; i < HELD_LEASES; i++) await leased.leases.createLeasedTask({ toolName: 'held', ttlMs: 3_600_000 });
   // Enough beats to count at full size; two seconds for the trial presets.
-  const heartbeat = await measureHeartbeat(connectionString, leased, Math.max(2, options.seconds * 3));
+  const heartbeat = await measureHeartbeat(connectionString, Math.max(2, options.seconds * 3));
   const pgBoss = options.pgBoss ? await pgBossContender(connectionString, options.poolSize) : null;
   const floor = floorLifecycle(floorPool);
   const unleasedStore: Contender = {
@@ -203,21 +203,27 @@ export async function runLifecycleBenchmark(connectionString: string, options: L
   }
 }
 
-/** The next heartbeat statement any store in this process sends: its text and values. */
-function nextHeartbeat(): Promise<{ text: string; values: unknown[] }> {
+interface SentStatement {
+  text: string;
+  values: unknown[];
+  /** performance.now() when it was sent. */
+  at: number;
+}
+
+/** Records every heartbeat statement (src/postgres/lease-statements.ts, beat) this process sends until stopped. */
+function watchHeartbeats(): { sent: SentStatement[]; stop(): void } {
   const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-  return new Promise((resolve) => {
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      // The store sends a named pg.Query, or a text and its values.
-      const [first, second] = args as [string | { text?: string; values?: unknown[] }, unknown[] | undefined];
-      const text = typeof first === 'string' ? first : first.text;
-      if (text?.includes('INSERT INTO') && text.includes('lease_runners')) {
-        pg.Client.prototype.query = query as typeof pg.Client.prototype.query;
-        resolve({ text, values: (typeof first === 'string' ? second : first.values) ?? [] });
-      }
-      return query.apply(this, args);
-    } as typeof pg.Client.prototype.query;
-  });
+  const sent: SentStatement[] = [];
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    // The store sends a named pg.Query, or a text and its values.
+    const [first, second] = args as [string | { text?: string; values?: unknown[] }, unknown[] | undefined];
+    const text = typeof first === 'string' ? first : first.text;
+    if (text?.includes('INSERT INTO') && text.includes('lease_runners')) {
+      sent.push({ text, values: (typeof first === 'string' ? second : first.values) ?? [], at: performance.now() });
+    }
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+  return { sent, stop: () => void (pg.Client.prototype.query = query as typeof pg.Client.prototype.query) };
 }
 
 async function measureLeaseCost(stores: [unleased: Contender, leased: Contender], options: LifecycleOptions): Promise<LeaseCost> {
@@ -232,43 +238,32 @@ async function measureLeaseCost(stores: [unleased: Contender, leased: Contender]
 }
 
 /**
- * The instance holding {@link HELD_LEASES} leases and doing nothing else: the lease rows it renews
- * per second over a few beats (each beat is one statement renewing every lease), then its beat
- * statement, timed.
+ * The instance holding {@link HELD_LEASES} leases and doing nothing else: the heartbeat statements
+ * it sends per second over a few beats, then its last one replayed and timed (each is a full beat
+ * of all its leases, which its answer names).
  */
-async function measureHeartbeat(connectionString: string, leased: PostgresTaskStore, seconds: number): Promise<HeartbeatCost> {
+async function measureHeartbeat(connectionString: string, seconds: number): Promise<HeartbeatCost> {
   const probe = scriptPool(connectionString, 1);
   try {
-    const renewed = async () =>
-      Number(
-        (
-          await probe.query<{ renewed: string }>(
-            `SELECT n_tup_upd AS renewed FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'task_leases'`,
-            [SCHEMAS.store],
-          )
-        ).rows[0]!.renewed,
-      );
-    // Statistics reach pg_stat_user_tables up to a second late: a longer window keeps that small.
-    await probe.query('SELECT pg_stat_clear_snapshot()');
-    const before = await renewed();
+    const watch = watchHeartbeats();
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-    await probe.query('SELECT pg_stat_clear_snapshot()');
-    const renewalsPerSecond = ((await renewed()) - before) / seconds;
-    const statementsPerSecond = renewalsPerSecond / HELD_LEASES;
-    // The heartbeat's own statement (src/postgres/lease-statements.ts, beat) as the store sent it,
-    // replayed with its parameters: each run is a full beat of all the leases.
-    const beat = await nextHeartbeat();
+    watch.stop();
+    const { sent } = watch;
+    const beat = sent.at(-1)!;
+    const statementsPerSecond = (sent.length - 1) / ((beat.at - sent[0]!.at) / 1000);
     const times: number[] = [];
+    let renewed = 0;
     for (let i = 0; i < 20; i++) {
       const started = performance.now();
-      await probe.query(beat.text, beat.values);
+      renewed = (await probe.query<{ task_ids: string[] }>(beat.text, beat.values)).rows[0]!.task_ids.length;
       times.push(performance.now() - started);
     }
     times.sort((a, b) => a - b);
-    const cost = { leasedTasks: HELD_LEASES, heartbeatMs: BENCH_HEARTBEAT_MS, statementsPerSecond, renewalsPerSecond, renewMs: times[10]! };
+    const renewalsPerSecond = statementsPerSecond * renewed;
+    const cost = { leasedTasks: renewed, heartbeatMs: BENCH_HEARTBEAT_MS, statementsPerSecond, renewalsPerSecond, renewMs: times[10]! };
     console.log(
-      `heartbeat: ${HELD_LEASES} leased tasks, a beat every ${BENCH_HEARTBEAT_MS} ms: ${statementsPerSecond.toFixed(2)} statements/s, ` +
-        `${renewalsPerSecond.toFixed(0)} lease renewals/s, ${cost.renewMs.toFixed(1)} ms per renewal of all ${HELD_LEASES}`,
+      `heartbeat: ${renewed} leased tasks, a beat every ${BENCH_HEARTBEAT_MS} ms: ${statementsPerSecond.toFixed(2)} statements/s, ` +
+        `${renewalsPerSecond.toFixed(0)} lease renewals/s, ${cost.renewMs.toFixed(1)} ms per beat of all ${renewed}`,
     );
     return cost;
   } finally {
