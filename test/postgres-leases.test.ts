@@ -186,6 +186,28 @@ describe('leases across instances', () => {
     expect((await runner.getTask(id))?.status, 'written once the heartbeat came back').toBe('working');
   });
 
+  it('the first create, arriving while a beat that only claims is under way, waits for a beat that registers the runner', async () => {
+    const schema = await stores.schema();
+    const runner = stores.open(schema, { leases: QUICK });
+    runner.leases.onResume(TOOL, async () => {}); // so that its beats claim before it creates anything
+    const holder = await stores.pool().connect();
+    let creating: Promise<unknown>;
+    try {
+      // The claim's table locked: the beat under way hangs in it.
+      await holder.query('BEGIN');
+      await holder.query(`LOCK TABLE ${schema}.task_leases IN ACCESS EXCLUSIVE MODE`);
+      await sleep(QUICK.heartbeatMs * 3);
+      creating = leased(runner).catch((error: unknown) => error);
+      await sleep(QUICK.heartbeatMs);
+    } finally {
+      await holder.query('COMMIT');
+      holder.release();
+    }
+    const id = await creating!;
+    expect(typeof id, `the create's outcome: ${String(id)}`).toBe('string');
+    expect((await runner.getTask(id as string))?.status).toBe('working');
+  });
+
   it('a runner cut off from the database keeps running, but the rescue’s outcome is the only one', async () => {
     const schema = await stores.schema();
     const role = await roles(schema);

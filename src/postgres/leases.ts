@@ -98,7 +98,10 @@ export class PostgresLeases implements TaskLeases, LeasedInserts {
   async inserting<R>(taskId: string, insert: () => Promise<R>): Promise<R> {
     this.creates = true;
     // A runner whose deadline passes would lose a new task to the rescuer before it beats again.
-    if (performance.now() - this.lastBeatSentAt > this.settings.leaseMs - this.settings.heartbeatMs) await this.beat();
+    // A beat already under way may leave the runner as it was (one begun before this instance
+    // created anything only claims), so a second beat follows if the first did not do.
+    const stale = () => performance.now() - this.lastBeatSentAt > this.settings.leaseMs - this.settings.heartbeatMs;
+    for (let beats = 0; beats < 2 && stale(); beats++) await this.beat();
     if (this.clockMs === null) throw storeClosed();
     const creating = { notBeforeMs: this.clockMs };
     this.creating.add(creating);
