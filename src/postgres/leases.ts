@@ -7,9 +7,9 @@
  * from it which ones it lost (a rescue, a cancel elsewhere). A task created with a lease has no
  * lease row until the next beat lists it (migration 0012): until then its lease is the runner's
  * own, and the beat tells the database from which creation time on it may have tasks unlisted.
- * An instance with resume hooks also claims rescued tasks of its tools on each beat. The rescuer runs in the reaper's way: one
- * instance at a time under the `rescue` phase's advisory lock, in batches of locked rows, each
- * recorded in reaper_activity.
+ * An instance with resume hooks also claims rescued tasks of its tools on each beat. The rescuer
+ * runs in the reaper's way: one instance at a time under the `rescue` phase's advisory lock, in
+ * batches of locked rows, each recorded in reaper_activity.
  */
 import { storeClosed, TaskStoreError } from '../contract/errors.js';
 import {
@@ -98,10 +98,9 @@ export class PostgresLeases implements TaskLeases, LeasedInserts {
   async inserting<R>(taskId: string, insert: () => Promise<R>): Promise<R> {
     this.creates = true;
     // A runner whose deadline passes would lose a new task to the rescuer before it beats again.
-    // A beat already under way may leave the runner as it was (one begun before this instance
-    // created anything only claims), so a second beat follows if the first did not do.
-    const stale = () => performance.now() - this.lastBeatSentAt > this.settings.leaseMs - this.settings.heartbeatMs;
-    for (let beats = 0; beats < 2 && stale(); beats++) await this.beat();
+    // The beat joined may leave it stale (one begun before this instance created anything only
+    // claims; one sent long ago dates the deadline from then), so a second one may follow.
+    for (let beats = 0; beats < 2 && this.beatIsStale(); beats++) await this.beat();
     if (this.clockMs === null) throw storeClosed();
     const creating = { notBeforeMs: this.clockMs };
     this.creating.add(creating);
@@ -267,6 +266,11 @@ export class PostgresLeases implements TaskLeases, LeasedInserts {
             })
           ).rows.length;
     return { failed: failedIds.length, resumed: resumedCount, failedIds };
+  }
+
+  /** Whether the runner's deadline, from the last beat heard back, is less than one interval away. */
+  private beatIsStale(): boolean {
+    return performance.now() - this.lastBeatSentAt > this.settings.leaseMs - this.settings.heartbeatMs;
   }
 
   private beat(): Promise<void> {
