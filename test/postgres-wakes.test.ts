@@ -333,4 +333,33 @@ describe('the backstop poll', () => {
       await watching.close();
     }
   });
+
+  it('keeps polling for a task whose re-read failed, though a later re-read of another task works', async () => {
+    const schema = await stores.schema();
+    const role = await storeRole(schema);
+    const watching = new PostgresTaskStore({ connectionString: role.connectionString, schema, reaper: false, backstopPollMs: 1_000 });
+    try {
+      const driving = stores.open(schema, { listen: false });
+      await listening(watching);
+      const { taskId } = await watching.createTask({ toolName: 'build' });
+      const other = await watching.createTask({ toolName: 'build' });
+      const waiting = watching.waitForCompletion(taskId);
+      await eventually('the wait flagging its task', async () => {
+        const { rows } = await stores.pool().query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
+        return rows[0].awaited === true;
+      });
+
+      // The completion's re-read fails; then another task's re-read, prompted by its cancel, works.
+      await role.reads(false);
+      expect(await driving.completeTask(taskId, resultText('done'))).toBe(true);
+      expect(await stillPending(waiting, 100)).toBe(true);
+      await role.reads(true);
+      await driving.cancelTask(other.taskId);
+      await raised(other.token, 'the token of the other task, by its re-read');
+      // That read said nothing of the completed task: the poll must still look at it.
+      expect((await within('the waiter, by the poll', waiting))?.task.status).toBe('completed');
+    } finally {
+      await watching.close();
+    }
+  });
 });

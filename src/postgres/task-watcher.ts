@@ -51,7 +51,13 @@ export class TaskWatcher {
   private readonly unflagged = new Map<string, Waiter[]>();
   private flagScheduled = false;
   private pollTimer: NodeJS.Timeout | null = null;
-  private rereadFailing = false;
+  /**
+   * Watched tasks whose re-read failed, with that read's number: the poll runs until each is read
+   * by a re-read begun after it. One begun before may hold a snapshot older than the change that
+   * prompted the failed one, and a re-read of other tasks tells nothing about these.
+   */
+  private readonly unread = new Map<string, number>();
+  private rereads = 0;
   private closed = false;
   private readonly statements: TaskWatcherOptions['statements'];
   private readonly db: TaskWatcherOptions['db'];
@@ -309,17 +315,21 @@ export class TaskWatcher {
   }
 
   private async reread(taskIds: string[]): Promise<void> {
+    const read = ++this.rereads;
     let states: TaskState[];
     try {
       const waitedIds = taskIds.filter((id) => this.waiters.has(id));
       ({ rows: states } = await this.statements.states.execute(this.db, { taskIds, waitedIds }));
     } catch {
-      // The database is unreachable: the poll (or the next notification) tries again.
-      this.rereadFailing = true;
+      // The database is unreachable: the poll tries again.
+      for (const id of taskIds) this.unread.set(id, read);
       this.updatePolling();
       return;
     }
-    this.rereadFailing = false;
+    for (const id of taskIds) {
+      const failedRead = this.unread.get(id);
+      if (failedRead !== undefined && failedRead < read) this.unread.delete(id);
+    }
     const byId = new Map(states.map((state) => [state.task_id, state]));
     for (const taskId of taskIds) {
       const state = byId.get(taskId);
@@ -347,20 +357,25 @@ export class TaskWatcher {
 
   /**
    * Polls every watched task while notifications cannot be trusted: in poll-only mode, while the
-   * listener is down, or while re-reads fail.
+   * listener is down, or while a watched task has not been read since its re-read failed.
    */
   private updatePolling(): void {
+    for (const id of this.unread.keys()) if (!this.isWatching(id)) this.unread.delete(id);
     const needed = !this.closed && (this.waiters.size > 0 || this.tokens.size > 0) && !this.notificationsTrusted();
     if (needed && !this.pollTimer) {
-      this.pollTimer = setInterval(() => this.recheck(...this.watchedIds()), this.backstopPollMs).unref();
+      this.pollTimer = setInterval(() => {
+        this.recheck(...this.watchedIds());
+        // Tasks no longer watched need no poll: the last of them stops it.
+        this.updatePolling();
+      }, this.backstopPollMs).unref();
     } else if (!needed && this.pollTimer) {
       clearInterval(this.pollTimer);
       this.pollTimer = null;
     }
   }
 
-  /** Not in poll-only mode, nor while the listener is down or re-reads fail. */
+  /** Not in poll-only mode, nor while the listener is down or a watched task is unread. */
   private notificationsTrusted(): boolean {
-    return this.listener !== null && this.listener.isListening && !this.rereadFailing;
+    return this.listener !== null && this.listener.isListening && this.unread.size === 0;
   }
 }
