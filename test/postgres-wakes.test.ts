@@ -5,7 +5,7 @@
  * the poll would cover for it. So these tests set `backstopPollMs` to an hour where they show
  * another path, and to 50 ms where they show the poll.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ListenerStateChange } from '../src/index.js';
 import { generateTaskId, PostgresTaskStore } from '../src/index.js';
 import { raised, resultText, within } from './conformance/harness.js';
@@ -19,6 +19,14 @@ const HOUR_MS = 3_600_000;
 const stores = usePostgresStores();
 const storeRole = useStoreRoles(stores);
 useNoUnhandledErrors();
+
+/** Resolves once a wait has flagged the task awaited in the database. */
+function flagged(schema: string, taskId: string): Promise<void> {
+  return eventually('the wait flagging its task', async () => {
+    const { rows } = await stores.pool().query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
+    return rows[0].awaited === true;
+  });
+}
 
 /** Resolves with the first state change `matches` accepts. */
 function nextState(store: PostgresTaskStore, matches: (change: ListenerStateChange) => boolean): Promise<ListenerStateChange> {
@@ -230,10 +238,7 @@ describe('a listener that was away', () => {
     const waiting = watching.waitForCompletion(completed.taskId);
     const reportedAt: number[] = [];
     const watch = await watching.watchTasks([shortened.taskId], () => reportedAt.push(Date.now()));
-    await eventually('the wait flagging its task', async () => {
-      const { rows } = await stores.pool().query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [completed.taskId]);
-      return rows[0].awaited === true;
-    });
+    await flagged(schema, completed.taskId);
 
     // Refused logins keep the listener away for as long as the test needs.
     await role.logins(false);
@@ -307,59 +312,46 @@ describe('a listener that was away', () => {
 });
 
 describe('the backstop poll', () => {
-  it('takes over while re-reads fail, though notifications still arrive, and wakes the waiter once they work again', async () => {
+  const watchingStores: PostgresTaskStore[] = [];
+  afterEach(() => Promise.all(watchingStores.splice(0).map((store) => store.close())));
+
+  /** A listening store whose reads the test can refuse, a wait on its task flagged, and a store to drive it. */
+  async function flaggedWaitOnRole(backstopPollMs: number) {
     const schema = await stores.schema();
     const role = await storeRole(schema);
-    const watching = new PostgresTaskStore({ connectionString: role.connectionString, schema, reaper: false, backstopPollMs: 50 });
-    try {
-      const driving = stores.open(schema, { listen: false });
-      await listening(watching);
-      const { taskId } = await watching.createTask({ toolName: 'build' });
-      const waiting = watching.waitForCompletion(taskId);
-      await eventually('the wait flagging its task', async () => {
-        const { rows } = await stores.pool().query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
-        return rows[0].awaited === true;
-      });
+    const watching = new PostgresTaskStore({ connectionString: role.connectionString, schema, reaper: false, backstopPollMs });
+    watchingStores.push(watching);
+    const driving = stores.open(schema, { listen: false });
+    await listening(watching);
+    const { taskId } = await watching.createTask({ toolName: 'build' });
+    const waiting = watching.waitForCompletion(taskId);
+    await flagged(schema, taskId);
+    return { role, watching, driving, taskId, waiting };
+  }
 
-      // The NOTIFY of this completion arrives, and the re-read it causes fails.
-      await role.reads(false);
-      expect(await driving.completeTask(taskId, resultText('done'))).toBe(true);
-      expect(await stillPending(waiting, 300)).toBe(true);
-      expect(watching.listenerState).toBe('listening');
-      // No notification will come again: only the poll can find the completion now.
-      await role.reads(true);
-      expect((await within('the waiter, by the poll', waiting))?.task.status).toBe('completed');
-    } finally {
-      await watching.close();
-    }
+  it('takes over while re-reads fail, though notifications still arrive, and wakes the waiter once they work again', async () => {
+    const { role, watching, driving, taskId, waiting } = await flaggedWaitOnRole(50);
+    // The NOTIFY of this completion arrives, and the re-read it causes fails.
+    await role.reads(false);
+    expect(await driving.completeTask(taskId, resultText('done'))).toBe(true);
+    expect(await stillPending(waiting, 300)).toBe(true);
+    expect(watching.listenerState).toBe('listening');
+    // No notification will come again: only the poll can find the completion now.
+    await role.reads(true);
+    expect((await within('the waiter, by the poll', waiting))?.task.status).toBe('completed');
   });
 
   it('keeps polling for a task whose re-read failed, though a later re-read of another task works', async () => {
-    const schema = await stores.schema();
-    const role = await storeRole(schema);
-    const watching = new PostgresTaskStore({ connectionString: role.connectionString, schema, reaper: false, backstopPollMs: 1_000 });
-    try {
-      const driving = stores.open(schema, { listen: false });
-      await listening(watching);
-      const { taskId } = await watching.createTask({ toolName: 'build' });
-      const other = await watching.createTask({ toolName: 'build' });
-      const waiting = watching.waitForCompletion(taskId);
-      await eventually('the wait flagging its task', async () => {
-        const { rows } = await stores.pool().query(`SELECT awaited FROM ${schema}.tasks WHERE task_id = $1`, [taskId]);
-        return rows[0].awaited === true;
-      });
-
-      // The completion's re-read fails; then another task's re-read, prompted by its cancel, works.
-      await role.reads(false);
-      expect(await driving.completeTask(taskId, resultText('done'))).toBe(true);
-      expect(await stillPending(waiting, 100)).toBe(true);
-      await role.reads(true);
-      await driving.cancelTask(other.taskId);
-      await raised(other.token, 'the token of the other task, by its re-read');
-      // That read said nothing of the completed task: the poll must still look at it.
-      expect((await within('the waiter, by the poll', waiting))?.task.status).toBe('completed');
-    } finally {
-      await watching.close();
-    }
+    const { role, watching, driving, taskId, waiting } = await flaggedWaitOnRole(1_000);
+    const other = await watching.createTask({ toolName: 'build' });
+    // The completion's re-read fails; then another task's re-read, prompted by its cancel, works.
+    await role.reads(false);
+    expect(await driving.completeTask(taskId, resultText('done'))).toBe(true);
+    expect(await stillPending(waiting, 100)).toBe(true);
+    await role.reads(true);
+    await driving.cancelTask(other.taskId);
+    await raised(other.token, 'the token of the other task, by its re-read');
+    // That read said nothing of the completed task: the poll must still look at it.
+    expect((await within('the waiter, by the poll', waiting))?.task.status).toBe('completed');
   });
 });
