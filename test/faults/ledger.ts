@@ -12,8 +12,10 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { expect } from 'vitest';
 import { TaskStoreError, type TaskStore } from '../../src/index.js';
-import { sleep } from '../support/time.js';
+import { sleep, within } from '../support/time.js';
 
+/** Far beyond the backstop poll (1 s) that wakes a waiter whose NOTIFY was lost. */
+const WAKE_BOUND_MS = 10_000;
 const QUESTION = { q: { method: 'roots/list' } } as const;
 const EXPECTED_HISTORY = [
   [null, 'working'],
@@ -100,7 +102,9 @@ export class Ledger {
     await this.retrying('completeTask', async () => {
       if (await store(0).completeTask(id, { content: [{ type: 'text', text: `${worker}/${sequence}` }] })) record.completedCount++;
     });
-    record.waitedStatus = (await waiting)?.task.status ?? null;
+    // Bounded, so a store that loses a waiter's wake fails here, by name, not as the test's timeout.
+    const woken = await within(`lifecycle ${worker}/${sequence}: its waiter, once the task completed`, waiting, WAKE_BOUND_MS);
+    record.waitedStatus = woken?.task.status ?? null;
     record.done = true;
   }
 
