@@ -309,6 +309,38 @@ describe('a listener that was away', () => {
       await watching.close();
     }
   });
+  it('on its return, reads a watched deadline again until the read works: the watch is told at a TTL set meanwhile', async () => {
+    const schema = await stores.schema();
+    const role = await storeRole(schema);
+    const watching = new PostgresTaskStore({ connectionString: role.connectionString, schema, reaper: false, backstopPollMs: 100 });
+    try {
+      const driving = stores.open(schema, { listen: false });
+      await listening(watching);
+      const { taskId } = await driving.createTask({ toolName: 'build', ttlMs: HOUR_MS });
+      const reportedAt: number[] = [];
+      const watch = await watching.watchTasks([taskId], () => reportedAt.push(Date.now()));
+
+      await role.logins(false);
+      const away = nextState(watching, ({ state }) => state === 'reconnecting');
+      await role.terminateListener();
+      await within('the listener noticing', away);
+      // A TTL counts from the task's creation: this one ends about 4 s from now.
+      const createdAt = Date.parse((await driving.getTask(taskId))!.createdAt);
+      const ttlMs = Date.now() - createdAt + 4_000;
+      expect(await driving.setTtl(taskId, ttlMs)).toBe(true);
+      // The listener comes back to a deadline it cannot read, then can again.
+      await role.reads(false);
+      await role.logins(true);
+      await within('the listener back', listening(watching), 15_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await role.reads(true);
+      reportedAt.splice(0);
+      await eventually('the watch told of the new deadline', async () => reportedAt.some((at) => at >= createdAt + ttlMs), 8_000);
+      watch.close();
+    } finally {
+      await watching.close();
+    }
+  });
 });
 
 describe('the backstop poll', () => {

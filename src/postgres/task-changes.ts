@@ -55,13 +55,12 @@ export class PostgresTaskChanges {
       const event = parseTaskEvent(payload);
       if (!event) return;
       this.report(event.taskId);
-      // A failed re-read keeps the old deadline: a report is a hint, the reader re-reads anyway.
-      if (event.kind === 'ttl' && this.byTask.has(event.taskId)) this.armDeadlines([event.taskId]).catch(() => {});
+      if (event.kind === 'ttl' && this.byTask.has(event.taskId)) this.rearm([event.taskId]);
     });
     this.listener?.onStateChange(({ state }) => {
       if (state === 'listening') {
         this.report(...this.byTask.keys());
-        this.armDeadlines([...this.byTask.keys()]).catch(() => {}); // a TTL may have changed meanwhile
+        this.rearm([...this.byTask.keys()]); // a TTL may have changed meanwhile
       }
       this.updatePolling();
     });
@@ -100,7 +99,7 @@ export class PostgresTaskChanges {
   changedHere(taskId: string, change: { deadlineMoved?: boolean } = {}): void {
     if (this.listening()) return;
     this.report(taskId);
-    if (change.deadlineMoved && this.byTask.has(taskId)) this.armDeadlines([taskId]).catch(() => {});
+    if (change.deadlineMoved && this.byTask.has(taskId)) this.rearm([taskId]);
   }
 
   close(): void {
@@ -110,6 +109,19 @@ export class PostgresTaskChanges {
     this.deadlineQueue.clear();
     this.deadlines.clear();
     this.updatePolling();
+  }
+
+  /**
+   * {@link armDeadlines} in the background, read again every `backstopPollMs` while the read fails:
+   * a deadline that moved while the listener was away must not stay the old one until it passes.
+   */
+  private rearm(taskIds: string[]): void {
+    this.armDeadlines(taskIds).catch(() => {
+      setTimeout(() => {
+        const watched = taskIds.filter((taskId) => this.byTask.has(taskId));
+        if (!this.closed && watched.length > 0) this.rearm(watched);
+      }, this.backstopPollMs).unref();
+    });
   }
 
   /** Reads the time left of the watched ones among `taskIds`, to report each when it runs out. */
