@@ -30,6 +30,9 @@ export class PostgresTaskChanges {
   private readonly deadlineQueue = new DeadlineQueue();
   private flushScheduled = false;
   private pollTimer: NodeJS.Timeout | null = null;
+  /** Watched tasks whose deadline could not be read, read again together by one timer. */
+  private readonly unarmed = new Set<string>();
+  private rearmTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly db: Kysely<TaskDatabase>;
   private readonly statements: TaskStatements;
@@ -108,6 +111,9 @@ export class PostgresTaskChanges {
     this.due.clear();
     this.deadlineQueue.clear();
     this.deadlines.clear();
+    this.unarmed.clear();
+    if (this.rearmTimer) clearTimeout(this.rearmTimer);
+    this.rearmTimer = null;
     this.updatePolling();
   }
 
@@ -117,8 +123,11 @@ export class PostgresTaskChanges {
    */
   private rearm(taskIds: string[]): void {
     this.armDeadlines(taskIds).catch(() => {
-      setTimeout(() => {
-        const watched = taskIds.filter((taskId) => this.byTask.has(taskId));
+      for (const taskId of taskIds) this.unarmed.add(taskId);
+      this.rearmTimer ??= setTimeout(() => {
+        this.rearmTimer = null;
+        const watched = [...this.unarmed].filter((taskId) => this.byTask.has(taskId));
+        this.unarmed.clear();
         if (!this.closed && watched.length > 0) this.rearm(watched);
       }, this.backstopPollMs).unref();
     });
