@@ -332,7 +332,7 @@ describe('every method, fuzzed on both stores', () => {
   }
 
   // Found by the fuzzer: keys that name Object.prototype's members are plain JSON keys to both stores.
-  it('setTaskMeta and createTask: meta and arguments keyed constructor, toString or __defineGetter__ are kept alike', async () => {
+  it('setTaskMeta and createTask: meta and arguments keyed by the names of Object.prototype members are kept alike', async () => {
     for (const meta of [{ constructor: [] }, { toString: 1, valueOf: { constructor: 'x' } }, { __defineGetter__: null }]) {
       await fuzzCall('setTaskMeta', [WORKING, meta]);
       await fuzzCall('createTask', [{ toolName: 'echo', owner: 'alice', arguments: meta }]);
